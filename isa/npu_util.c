@@ -1,0 +1,313 @@
+/* npu_util.c — status names, diagnostics, the allocation hook, file I/O. */
+#include "isa/npu_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static const char *const status_names[] = {
+#define NPU_STATUS(id, name, doc) name,
+#include "isa/status.def"
+#undef NPU_STATUS
+};
+
+const char *npu_status_name(npu_status s)
+{
+    if ((unsigned)s >= NPU_ARRAY_LEN(status_names))
+        return "unknown";
+    return status_names[s];
+}
+
+npu_status npu_verrf(npu_diag *d, npu_status code, const char *fmt, va_list ap)
+{
+    if (d) {
+        d->status = code;
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    }
+    return code;
+}
+
+npu_status npu_errf(npu_diag *d, npu_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    npu_verrf(d, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void npu_diag_prefix(npu_diag *d, const char *fmt, ...)
+{
+    if (!d)
+        return;
+    char pre[512], old[sizeof d->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, d->msg, sizeof old);
+    size_t pl = strlen(pre);
+    if (pl > sizeof d->msg - 3)
+        pl = sizeof d->msg - 3;
+    memcpy(d->msg, pre, pl);
+    d->msg[pl] = ':';
+    d->msg[pl + 1] = ' ';
+    size_t ol = strlen(old);
+    if (pl + 2 + ol > sizeof d->msg - 1)
+        ol = sizeof d->msg - 1 - pl - 2;
+    memcpy(d->msg + pl + 2, old, ol);
+    d->msg[pl + 2 + ol] = 0;
+}
+
+void npu_diag_clear(npu_diag *d)
+{
+    if (d) {
+        d->status = NPU_OK;
+        d->msg[0] = 0;
+    }
+}
+
+/* ---- allocation hook ---------------------------------------------------- */
+
+static _Thread_local long alloc_fail_at;   /* 0 = off */
+static _Thread_local long alloc_count;
+static _Thread_local int alloc_failed_flag;
+
+static int alloc_should_fail(void)
+{
+    alloc_count++;
+    if (alloc_fail_at && alloc_count == alloc_fail_at) {
+        alloc_failed_flag = 1;
+        return 1;
+    }
+    return 0;
+}
+
+long npu_alloc_fail_after(long n)
+{
+    long c = alloc_count;
+    alloc_fail_at = n;
+    alloc_count = 0;
+    alloc_failed_flag = 0;
+    return c;
+}
+
+int npu_alloc_failed(void) { return alloc_failed_flag; }
+
+void *npu_malloc(size_t n)
+{
+    if (alloc_should_fail())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *npu_calloc(size_t count, size_t size)
+{
+    if (alloc_should_fail())
+        return NULL;
+    if (count == 0 || size == 0)
+        count = size = 1;
+    return calloc(count, size);
+}
+
+void *npu_realloc(void *p, size_t n)
+{
+    if (alloc_should_fail())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void npu_free(void *p) { free(p); }
+
+char *npu_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *r = npu_malloc(n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+/* ---- byte buffer ---------------------------------------------------------- */
+
+int npu_buf_append(npu_buf *b, const void *p, size_t n)
+{
+    if (b->oom)
+        return -1;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        uint8_t *nd = npu_realloc(b->data, cap);
+        if (!nd) {
+            b->oom = 1;
+            return -1;
+        }
+        b->data = nd;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return 0;
+}
+
+int npu_buf_printf(npu_buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if ((size_t)n < sizeof small)
+        return npu_buf_append(b, small, (size_t)n);
+    char *big = npu_malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return -1;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int r = npu_buf_append(b, big, (size_t)n);
+    npu_free(big);
+    return r;
+}
+
+void npu_buf_free(npu_buf *b)
+{
+    npu_free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static npu_status inflate_gzip(const char *path, const uint8_t *in, size_t in_len,
+                               size_t max_len, uint8_t **out, size_t *out_len,
+                               npu_diag *d)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return npu_errf(d, NPU_ENOMEM, "%s: cannot start gzip decoder", path);
+    npu_buf b = {0};
+    uint8_t chunk[65536];
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)in_len;
+    int rc;
+    do {
+        zs.next_out = chunk;
+        zs.avail_out = sizeof chunk;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        if (rc != Z_OK && rc != Z_STREAM_END) {
+            inflateEnd(&zs);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_EFORMAT, "%s: corrupt gzip data at compressed offset %lu",
+                            path, (unsigned long)zs.total_in);
+        }
+        if (npu_buf_append(&b, chunk, sizeof chunk - zs.avail_out)) {
+            inflateEnd(&zs);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_ENOMEM, "%s: out of memory inflating", path);
+        }
+        if (b.len > max_len) {
+            inflateEnd(&zs);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_EFORMAT, "%s: inflated size exceeds the limit of %zu bytes",
+                            path, max_len);
+        }
+        if (rc != Z_STREAM_END && zs.avail_in == 0 && zs.avail_out != 0) {
+            inflateEnd(&zs);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_EFORMAT, "%s: truncated gzip data", path);
+        }
+    } while (rc != Z_STREAM_END);
+    inflateEnd(&zs);
+    if (npu_buf_append(&b, "", 0)) {
+        npu_buf_free(&b);
+        return npu_errf(d, NPU_ENOMEM, "%s: out of memory", path);
+    }
+    *out = b.data;
+    *out_len = b.len;
+    return NPU_OK;
+}
+
+npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
+                         uint8_t **data, size_t *len, npu_diag *d)
+{
+    *data = NULL;
+    *len = 0;
+    if (!max_len)
+        max_len = (size_t)1 << 30;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return npu_errf(d, NPU_EIO, "%s: cannot open: %s", path, strerror(errno));
+    npu_buf b = {0};
+    uint8_t chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (b.len + n > max_len) {
+            fclose(f);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_EFORMAT, "%s: file larger than the limit of %zu bytes",
+                            path, max_len);
+        }
+        if (npu_buf_append(&b, chunk, n)) {
+            fclose(f);
+            npu_buf_free(&b);
+            return npu_errf(d, NPU_ENOMEM, "%s: out of memory reading", path);
+        }
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        npu_buf_free(&b);
+        return npu_errf(d, NPU_EIO, "%s: read error", path);
+    }
+    if (npu_buf_append(&b, "", 0)) {
+        npu_buf_free(&b);
+        return npu_errf(d, NPU_ENOMEM, "%s: out of memory reading", path);
+    }
+    if (gz_ok && b.len >= 2 && b.data[0] == 0x1f && b.data[1] == 0x8b) {
+        npu_status s = inflate_gzip(path, b.data, b.len, max_len, data, len, d);
+        npu_buf_free(&b);
+        return s;
+    }
+    *data = b.data;
+    *len = b.len;
+    return NPU_OK;
+}
+
+npu_status npu_write_file_atomic(const char *path, const void *data, size_t len,
+                                 npu_diag *d)
+{
+    size_t pl = strlen(path);
+    char *tmp = npu_malloc(pl + 32);
+    if (!tmp)
+        return npu_errf(d, NPU_ENOMEM, "%s: out of memory", path);
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        npu_status s = npu_errf(d, NPU_EIO, "%s: cannot create: %s", path, strerror(errno));
+        npu_free(tmp);
+        return s;
+    }
+    int bad = len && fwrite(data, 1, len, f) != len;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        npu_status s = npu_errf(d, NPU_EIO, "%s: cannot write: %s", path, strerror(errno));
+        remove(tmp);
+        npu_free(tmp);
+        return s;
+    }
+    npu_free(tmp);
+    return NPU_OK;
+}

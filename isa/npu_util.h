@@ -1,0 +1,92 @@
+/* npu_util.h — the base layer every part stands on: status codes, the
+ * caller-owned diagnostic buffer, the allocation hook and safe file I/O.
+ *
+ * It lives in isa/ because the ISA is the lowest part and every other part
+ * already depends on it; the prefix is npu_ because nothing here is about
+ * instructions. */
+#ifndef NPU_UTIL_H
+#define NPU_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes: one table (isa/status.def), expanded here and in
+ * npu_status_name(). 0 is success; every fallible call returns one. */
+typedef enum npu_status {
+#define NPU_STATUS(id, name, doc) id,
+#include "isa/status.def"
+#undef NPU_STATUS
+    NPU__STATUS_COUNT
+} npu_status;
+
+const char *npu_status_name(npu_status s);
+
+/* A diagnostic: the message of the last failure, with file, line, key or pc
+ * in it. Owned by the caller; the library never prints and never exits. */
+typedef struct npu_diag {
+    npu_status status;
+    char msg[2048];
+} npu_diag;
+
+/* Format a message into d (if d is not NULL) and return code. */
+npu_status npu_errf(npu_diag *d, npu_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+npu_status npu_verrf(npu_diag *d, npu_status code, const char *fmt, va_list ap);
+/* Prefix the message already in d with "prefix: " (for adding context). */
+void npu_diag_prefix(npu_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void npu_diag_clear(npu_diag *d);
+
+/* ---- the allocation hook ----------------------------------------------
+ * Every allocation of the library goes through these, so that a test can
+ * make the N-th allocation fail (SQLite's test_malloc idea). The fail
+ * counter is the one piece of process-wide state: it is test-only,
+ * thread-local, and off (0) unless a test sets it. */
+void *npu_malloc(size_t n);
+void *npu_calloc(size_t count, size_t size);
+void *npu_realloc(void *p, size_t n);
+void  npu_free(void *p);
+char *npu_strdup(const char *s);
+/* Fail the n-th allocation from now (1 = the next one); 0 turns it off.
+ * Returns how many allocations were made since the last call. */
+long  npu_alloc_fail_after(long n);
+/* 1 if an injected failure has happened since the last npu_alloc_fail_after. */
+int   npu_alloc_failed(void);
+
+/* ---- files ---------------------------------------------------------------
+ * Read a whole file (gzip'd files are inflated when gz_ok and the file starts
+ * with the gzip magic). *data is NUL-terminated for convenience (len excludes
+ * it). max_len bounds what is read (0 = 1 GiB); a larger file is an error,
+ * never a silent truncation. Free with npu_free. */
+npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
+                         uint8_t **data, size_t *len, npu_diag *d);
+/* Write a file atomically: to "path.tmp.PID" then rename, so an interrupted
+ * run never leaves a truncated file under the requested name. */
+npu_status npu_write_file_atomic(const char *path, const void *data, size_t len,
+                                 npu_diag *d);
+
+/* A growable byte buffer (for writers that build a file in memory). */
+typedef struct npu_buf {
+    uint8_t *data;
+    size_t len, cap;
+    int oom;            /* set once an append failed; later appends are no-ops */
+} npu_buf;
+int  npu_buf_append(npu_buf *b, const void *p, size_t n);  /* 0 ok, -1 oom */
+int  npu_buf_printf(npu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void npu_buf_free(npu_buf *b);
+
+/* Deterministic PRNG (splitmix64), owned by whoever needs it. */
+typedef struct npu_rng { uint64_t s; } npu_rng;
+static inline uint64_t npu_rng_next(npu_rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#define NPU_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define NPU_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define NPU_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif
