@@ -16,6 +16,7 @@
 #   sim/cli/*.c       -> BUILD/bin/npusim          (the command)
 #   viewer/*.c        -> BUILD/bin/npuview         (the SDL2 viewer)
 #   tests/PART/*.c    -> BUILD/bin/test-PART       (one Check runner per part)
+#   tests/units/*.c   -> BUILD/bin/test-units      (cross-part suites: link everything)
 #   tests/e2e/t_*.sh  -> run by scripts/run_tests.sh
 #   bench/*.c         -> BUILD/bin/bench-NAME
 # libnpusim.a is every library part in one archive.
@@ -109,13 +110,20 @@ $(BINDIR)/test-viewer: $(patsubst %.c,$(OBJDIR)/%.o,$(TESTSRC_viewer)) $(VIEWER_
 	$(CC) $(LDFLAGS) $(filter %.o,$^) -o $@ $(call archives,viewer) $(SDL_LIBS) $(LIBS) $(CHECK_LIBS)
 endif
 
-# Cross-part suites (tests/all/*.c) link the whole library.
-TESTSRC_all := $(wildcard tests/all/*.c)
-ifneq ($(TESTSRC_all),)
-TESTS += $(BINDIR)/test-all
-$(BINDIR)/test-all: $(patsubst %.c,$(OBJDIR)/%.o,$(TESTSRC_all)) $(call archives,all) | $(BINDIR)
-	$(CC) $(LDFLAGS) $(filter %.o,$^) -o $@ $(call archives,all) $(LIBS) $(CHECK_LIBS)
+# Cross-part suites (tests/all/*.c, tests/units/*.c, ...) link the whole library.
+XTESTDIRS := all units
+define xtest_rules
+TESTSRC_x$(1) := $$(wildcard tests/$(1)/*.c)
+ifneq ($$(TESTSRC_x$(1)),)
+TESTS += $(BINDIR)/test-$(1)
+$(BINDIR)/test-$(1): $$(patsubst %.c,$(OBJDIR)/%.o,$$(TESTSRC_x$(1))) $$(call archives,all) | $(BINDIR)
+	$$(CC) $$(LDFLAGS) $$(filter %.o,$$^) -o $$@ $$(call archives,all) $$(LIBS) $$(CHECK_LIBS)
 endif
+.PHONY: test-$(1)
+test-$(1): $(BINDIR)/test-$(1) $(BINDIR)/npusim
+	$(BINDIR)/test-$(1)
+endef
+$(foreach d,$(XTESTDIRS),$(eval $(call xtest_rules,$(d))))
 
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES := $(patsubst bench/%.c,$(BINDIR)/bench-%,$(BENCH_SRC))
