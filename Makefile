@@ -11,7 +11,8 @@
 # Variables: BUILD=dir (default build), SAN=1 (ASan+UBSan), OPT=-O2.
 #
 # Layout rules (so that parts can be worked on side by side):
-#   PART/*.c          -> BUILD/lib/libnpu_PART.a   (library code of that part)
+#   PART/*.c          -> BUILD/lib/libnpu_PART.a   (library code of that part;
+#                        for kernels/: kernels/ref/*.c, the golden generators)
 #   PART/tools/*.c    -> BUILD/bin/NAME            (one program per file)
 #   sim/cli/*.c       -> BUILD/bin/npusim          (the command)
 #   viewer/*.c        -> BUILD/bin/npuview         (the SDL2 viewer)
@@ -42,7 +43,7 @@ SDL_LIBS   := $(shell pkg-config --libs sdl2 SDL2_ttf SDL2_image 2>/dev/null)
 BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 
 # Library parts and what each links against (itself first, then its dependencies).
-PARTS := isa frontend memmodel counters traces sim
+PARTS := isa frontend memmodel counters traces sim kernels
 DEPS_isa      := isa
 DEPS_frontend := frontend isa
 DEPS_memmodel := memmodel isa
@@ -50,7 +51,11 @@ DEPS_counters := counters isa
 DEPS_traces   := traces isa
 DEPS_sim      := sim counters traces memmodel frontend isa
 DEPS_viewer   := traces counters isa
-DEPS_all      := $(DEPS_sim)
+DEPS_kernels  := kernels sim counters traces memmodel frontend isa
+DEPS_all      := kernels $(DEPS_sim)
+
+# kernels/ holds assembly; its C golden generators live in kernels/ref/.
+SRCDIR_kernels := kernels/ref/*.c
 
 archives = $(foreach p,$(DEPS_$(1)),$(BUILD)/lib/libnpu_$(p).a)
 
@@ -63,7 +68,7 @@ LIBDIR := $(BUILD)/lib
 
 # ---- library parts -------------------------------------------------------
 define part_rules
-SRC_$(1) := $$(wildcard $(1)/*.c)
+SRC_$(1) := $$(wildcard $(1)/*.c $(SRCDIR_$(1)))
 OBJ_$(1) := $$(patsubst %.c,$(OBJDIR)/%.o,$$(SRC_$(1)))
 $(LIBDIR)/libnpu_$(1).a: $$(OBJ_$(1)) | $(LIBDIR)
 	@rm -f $$@
