@@ -1,0 +1,106 @@
+/* npusim.h — libnpusim, the simulator as a C library: its one public header.
+ *
+ * Create a simulator for a machine config, load a kernel ELF, bind its
+ * arguments (tensors and scalars, positionally), run it SPMD on N cores,
+ * read back outputs, cycles and findings, free it. Nothing is global: any
+ * number of simulators may live in one process (one per thread at a time).
+ * Every fallible call returns npu_status and writes its message into a
+ * caller-owned npu_diag; the library never prints and never exits.
+ * docs/api.md has the walk-through, docs/running.md the kernel ABI. */
+#ifndef NPUSIM_H
+#define NPUSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/npu_util.h"
+
+/* The machine config (frontend/config.h) and a tensor (frontend/npy.h):
+ * passed by pointer, so their definitions are not needed here. */
+typedef struct cfg_machine cfg_machine;
+struct npy_tensor;
+
+typedef struct npu_sim npu_sim;
+
+typedef enum npu_mode {
+    NPU_MODE_FUNC = 0,  /* architectural state only, fastest */
+    NPU_MODE_PERF,      /* functional plus timing (the timing engine) */
+    NPU_MODE_TIMING     /* timing without data (units check and account only) */
+} npu_mode;
+
+/* Argument directions: in tensors are copied into GM before the run, out
+ * tensors are read back after it (inout both). Out-only tensors start zero. */
+typedef enum npu_dir { NPU_IN = 1, NPU_OUT = 2, NPU_INOUT = 3 } npu_dir;
+
+typedef struct npu_run_opts {
+    npu_mode mode;
+    uint64_t max_cycles;   /* perf/timing watchdog; 0 = the config's timing.max_cycles */
+    uint64_t max_insns;    /* instruction watchdog per core; 0 = NPU_DEFAULT_MAX_INSNS */
+} npu_run_opts;
+
+#define NPU_DEFAULT_MAX_INSNS 1000000000ull
+
+/* Create a simulator for cfg (copied; NULL = the embedded default machine).
+ * The core count starts at the config's chip.cores. */
+npu_status npu_sim_new(npu_sim **out, const cfg_machine *cfg, npu_diag *d);
+void npu_sim_free(npu_sim *s);
+
+/* Load a kernel (replaces a loaded one and drops bound arguments). */
+npu_status npu_sim_load_elf(npu_sim *s, const char *path, npu_diag *d);
+npu_status npu_sim_load_elf_mem(npu_sim *s, const void *buf, size_t len, const char *name,
+                                npu_diag *d);
+/* Start at this .text symbol instead of the ELF's entry point. */
+npu_status npu_sim_set_entry(npu_sim *s, const char *symbol, npu_diag *d);
+/* Cores of the launch (1..chip.cores of the config). */
+npu_status npu_sim_set_cores(npu_sim *s, int n, npu_diag *d);
+
+/* Arguments are positional: each bind appends the next one. name labels it
+ * for npu_sim_get_output and messages (NULL: "arg<N>"). The tensor is copied
+ * into its own GM allocation (with guard zones around it). */
+npu_status npu_sim_bind_tensor(npu_sim *s, const char *name, const struct npy_tensor *t,
+                               npu_dir dir, npu_diag *d);
+/* An output tensor given by dtype (isa_dtype) and shape only (zero-filled). */
+npu_status npu_sim_bind_output(npu_sim *s, const char *name, int dtype, int ndim,
+                               const int64_t *shape, npu_diag *d);
+npu_status npu_sim_bind_int(npu_sim *s, const char *name, int64_t v, npu_diag *d);
+npu_status npu_sim_bind_float(npu_sim *s, const char *name, double v, npu_diag *d); /* as f32 bits */
+/* Drop every bound argument (the kernel stays loaded). */
+void npu_sim_clear_args(npu_sim *s);
+
+/* Run the loaded kernel on the launch's cores. opts NULL = func mode with
+ * default limits. A fault returns NPU_EFAULT (or the fault's status) with the
+ * report (core, pc, instruction, cycle, what was wrong) in d. Outputs of a
+ * run are readable until the next run or load. */
+npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d);
+
+/* Copy an output (or any tensor argument) out of GM into out, which is
+ * allocated (free with npy_free from frontend/npy.h). name or "arg<N>". */
+npu_status npu_sim_get_output(npu_sim *s, const char *name, struct npy_tensor *out,
+                              npu_diag *d);
+/* Raw GM access after a run (for tests and tools). */
+npu_status npu_sim_read_gm(npu_sim *s, uint64_t addr, void *dst, uint64_t len, npu_diag *d);
+/* The GM address an argument was placed at (0 if unknown name). */
+uint64_t npu_sim_arg_addr(const npu_sim *s, const char *name);
+
+/* Results of the last run. */
+uint64_t npu_sim_cycles(const npu_sim *s);          /* max over cores; 0 in func mode */
+uint64_t npu_sim_insns(const npu_sim *s, int core); /* instructions retired; core -1: all */
+/* Scalar register of a core after the run (tests). */
+uint64_t npu_sim_reg(const npu_sim *s, int core, int reg);
+
+/* Findings (sync-use warnings etc.) of the last run, in order found. */
+typedef enum npu_finding_kind {
+    NPU_FIND_FLAG_LEFT_SET,     /* a flag still set when the kernel ended */
+    NPU_FIND_WAIT_UNMATCHED,    /* a wait_flag no set_flag ever matched */
+    NPU_FIND_FLAG_SET_TWICE     /* set_flag on a flag already set */
+} npu_finding_kind;
+typedef struct npu_finding {
+    npu_finding_kind kind;
+    int core;
+    uint64_t pc;
+    char msg[256];
+} npu_finding;
+size_t npu_sim_nfindings(const npu_sim *s);
+const npu_finding *npu_sim_finding(const npu_sim *s, size_t i);
+
+#endif

@@ -1,0 +1,343 @@
+/* sim_int.h — the simulator's internals shared by the sim/ files: the
+ * machine state (npu_sim), global memory, and the executor's step
+ * interface that the timing engine drives.
+ *
+ * The split of work (STYLE.md 5):
+ *   - the executor (exec.c) runs instructions functionally, in program order
+ *     per core, at the moment the scalar unit dispatches them: operands are
+ *     read at dispatch. With correct synchronisation this gives the results
+ *     of any legal interleaving; the race checker finds kernels where not.
+ *   - the timing engine (timing*.c) decides WHEN things happen. It calls
+ *     sim_core_step() whenever a core's scalar unit is free to issue its next
+ *     instruction; the step executes exactly one instruction and describes
+ *     it in a sim_op (pipe, cost class, work, GM ranges, sync details), from
+ *     which the engine schedules pipes, queues, flags and memory traffic.
+ *   - func mode (run.c) is: for each core, loop sim_core_step until it ends,
+ *     with the sync_all protocol across cores (round-robin).
+ *
+ * Threading: none. One npu_sim is used by one thread at a time. */
+#ifndef SIM_INT_H
+#define SIM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frontend/config.h"
+#include "frontend/elf.h"
+#include "isa/isa.h"
+#include "isa/npu_util.h"
+#include "sim/npusim.h"
+#include "sim/sim_units.h"
+
+/* ===================================================================== *
+ *  Global memory (gm.c)
+ * ===================================================================== */
+
+/* GM is sparse: every allocation owns a table of 64 KiB pages, each
+ * allocated (zeroed) on first write; reads of a page never written return
+ * zeros without allocating. So a 64 GB address space costs what is touched.
+ *
+ * Only allocations are mapped: the ELF's data segments at their link
+ * addresses, the parameter block, and one allocation per tensor argument,
+ * with at least SIM_GM_GUARD unmapped bytes between any two, so an overrun
+ * of a tensor faults instead of silently writing its neighbour. */
+#define SIM_GM_PAGE_SHIFT 16
+#define SIM_GM_PAGE (1ull << SIM_GM_PAGE_SHIFT)
+#define SIM_GM_GUARD 4096ull
+/* Tensors and the parameter block are placed upward from here (the ELF's
+ * data lives at ASM_GM_DATA_BASE = 0x1_0000_0000, below). */
+#define SIM_GM_ALLOC_BASE 0x200000000ull
+/* Allocations are aligned to this (>= every on-chip alignment, one L2 line). */
+#define SIM_GM_ALLOC_ALIGN 512ull
+/* The end of the address space (64 GiB of HBM in the default machine). */
+#define SIM_GM_LIMIT 0x1000000000ull
+
+typedef enum sim_gm_kind {
+    SIM_GM_SEG,      /* an ELF data segment (.rodata/.data/.bss) */
+    SIM_GM_PARAM,    /* the parameter block */
+    SIM_GM_TENSOR    /* a tensor argument */
+} sim_gm_kind;
+
+typedef struct sim_gm_alloc {
+    uint64_t addr, size;
+    sim_gm_kind kind;
+    int readonly;          /* .rodata: writes fault */
+    char name[64];         /* ".rodata", "params", the argument name */
+    uint8_t **pages;       /* ceil(size / SIM_GM_PAGE) entries, NULL until written */
+    uint64_t npages;
+} sim_gm_alloc;
+
+typedef struct sim_gm {
+    sim_gm_alloc *a;       /* sorted by addr, non-overlapping */
+    size_t n, cap;
+    size_t last;           /* index of the last allocation hit (lookup cache) */
+    uint64_t next;         /* next free address for sim_gm_alloc_new placement */
+    uint64_t touched;      /* bytes of pages allocated (for reports) */
+} sim_gm;
+
+void sim_gm_init(sim_gm *g);
+void sim_gm_free(sim_gm *g);
+/* Map [addr, addr+size) as a new allocation (ELF segments). Overlap with an
+ * existing allocation or its guard zone is an error. */
+npu_status sim_gm_map(sim_gm *g, uint64_t addr, uint64_t size, sim_gm_kind kind,
+                      int readonly, const char *name, npu_diag *d);
+/* Place a new allocation at the next free aligned address (after the guard
+ * zone of the previous one); *addr receives it. */
+npu_status sim_gm_alloc_new(sim_gm *g, uint64_t size, sim_gm_kind kind, const char *name,
+                            uint64_t *addr, npu_diag *d);
+/* Read/write bytes. Both fail with NPU_EFAULT naming the range and the
+ * nearest allocation when [addr, addr+len) is not inside one allocation
+ * (e.g. "GM write [0x200001000, +64) is 0 bytes past the end of tensor C
+ * [0x200000000, +4096)"). write_init ignores readonly (loading .rodata). */
+npu_status sim_gm_read(sim_gm *g, uint64_t addr, void *dst, uint64_t len, npu_diag *d);
+npu_status sim_gm_write(sim_gm *g, uint64_t addr, const void *src, uint64_t len, npu_diag *d);
+npu_status sim_gm_write_init(sim_gm *g, uint64_t addr, const void *src, uint64_t len,
+                             npu_diag *d);
+/* The allocation containing [addr, addr+len), or NULL. */
+const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len);
+/* Drop every allocation of a kind (re-binding arguments). */
+void sim_gm_drop_kind(sim_gm *g, sim_gm_kind kind);
+/* The sim_gm_if (sim_units.h) over g, for the units. */
+sim_gm_if sim_gm_iface(sim_gm *g);
+
+/* ===================================================================== *
+ *  Per-core state
+ * ===================================================================== */
+
+typedef enum sim_core_state {
+    SIM_CORE_RUNNING = 0,
+    SIM_CORE_AT_BARRIER,   /* executed sync_all; waits for every core (pc is past it) */
+    SIM_CORE_ENDED,        /* halt (or the entry function returned) */
+    SIM_CORE_FAULTED       /* a fault or trap stopped it; s->fault has the report */
+} sim_core_state;
+
+/* The flag state of one (src pipe, dst pipe, id), for the legality checks.
+ * In func mode flags order nothing; the executor counts sets and waits in
+ * program order so that, at the end, a flag left set or a wait never
+ * matched becomes a finding (the timing engine orders for real). */
+typedef struct sim_flag {
+    int64_t pending;       /* sets minus waits so far in program order */
+    uint32_t nset, nwait;
+    uint64_t last_set_pc, last_wait_pc;
+} sim_flag;
+
+#define SIM_NFLAG_IDS 8
+
+/* A predecoded instruction: decoded once at load time. Words that do not
+ * decode have in.op == ISA_OP_INVALID; the fault ("illegal instruction")
+ * is raised only if one is executed (data in .text is not an error). */
+typedef struct sim_pinsn {
+    isa_insn in;
+} sim_pinsn;
+
+typedef struct sim_core {
+    int id;
+    uint64_t x[32];                 /* x0 is kept 0 (re-zeroed after every write) */
+    uint64_t pc;                    /* byte address in .text (8 per instruction) */
+    sim_core_state state;
+    uint64_t cycle;                 /* the current cycle: the timing engine writes it
+                                     * before each step (mfsr cycle, fault reports);
+                                     * stays 0 in func mode */
+    uint64_t insns;                 /* instructions retired */
+    /* on-chip buffers, sized from the config: buf[SIM_SP_L1..SIM_SP_SB] */
+    uint8_t *buf[SIM_SP_COUNT];
+    uint64_t bufsize[SIM_SP_COUNT];
+    sim_vmask vmask;
+    sim_flag flag[ISA_NPIPES][ISA_NPIPES][SIM_NFLAG_IDS];
+    /* PMU (special registers pmuctl, pmusel0..3, pmucnt0..3). In func mode the
+     * executor counts event select 0 (instructions retired) while pmuctl bit 0
+     * is set; other selects read through s->pmu_read when the counters part
+     * installs it, else stay 0. */
+    uint64_t pmu_ctl, pmu_sel[4], pmu_cnt[4];
+    /* GM ranges of the current step (see sim_op.gm): grows, never shrinks */
+    struct sim_gm_range *gmr;
+    uint32_t ngmr, capgmr;
+    int gmr_oom;                    /* a range could not be recorded (out of memory) */
+} sim_core;
+
+/* ===================================================================== *
+ *  One executed instruction, as the timing engine and observers see it
+ * ===================================================================== */
+
+typedef struct sim_gm_range {
+    uint64_t addr, len;
+    int is_write;
+} sim_gm_range;
+
+typedef struct sim_op {
+    uint64_t pc;                    /* where it was */
+    uint64_t next_pc;               /* where the core goes next */
+    isa_insn in;                    /* decoded */
+    isa_pipe pipe;                  /* isa_insn_pipe(&in) */
+    isa_cost cost;                  /* the row's cost class */
+    sim_work work;                  /* what the unit reported (zero for scalar) */
+    /* GM byte ranges touched (data moves: one per burst; ldg/sdg: one),
+     * valid until the next step of this core. */
+    const sim_gm_range *gm;
+    uint32_t ngm;
+    /* sync */
+    int is_set_flag, is_wait_flag;  /* spipe/dpipe/fid in `in` */
+    int is_barrier;                 /* pipe_barrier; barrier_pipe = in.pipe (ALL possible) */
+    int barrier_pipe;
+    int is_sync_all;                /* the core is now SIM_CORE_AT_BARRIER */
+    /* control flow */
+    int is_branch, taken;           /* conditional branch and whether taken */
+    int is_call;                    /* jal/jalr with rd = ra */
+    int is_ret;                     /* jalr x0, ra, 0 */
+    uint64_t target;                /* call/return/jump target */
+    int ended;                      /* halt (or entry returned): the core ended */
+    int faulted;                    /* the step faulted (trap included) */
+} sim_op;
+
+/* ===================================================================== *
+ *  Observers (checkers, tracers)
+ * ===================================================================== */
+
+/* One memory access of an executing instruction, with its context. */
+typedef struct sim_access_ev {
+    int core;
+    uint64_t pc;
+    isa_pipe pipe;                  /* the pipe of the instruction */
+    sim_space space;
+    uint64_t addr, len;
+    int is_write;
+} sim_access_ev;
+
+typedef struct sim_observer {
+    void *user;
+    /* every byte range touched in any space (scalar loads/stores included) */
+    void (*access)(void *user, const sim_access_ev *ev);
+    /* after every executed instruction (also faulting ones, op->faulted) */
+    void (*on_op)(void *user, npu_sim *s, int core, const sim_op *op);
+} sim_observer;
+
+#define SIM_MAX_OBSERVERS 8
+
+/* ===================================================================== *
+ *  Arguments
+ * ===================================================================== */
+
+typedef enum sim_arg_kind { SIM_ARG_TENSOR, SIM_ARG_INT, SIM_ARG_FLOAT } sim_arg_kind;
+
+typedef struct sim_arg {
+    sim_arg_kind kind;
+    char name[64];
+    npu_dir dir;                    /* tensors */
+    int dtype;                      /* tensors: isa_dtype */
+    int ndim;
+    int64_t shape[8];
+    uint64_t addr, nbytes;          /* tensors: GM placement */
+    uint64_t value;                 /* the 64-bit argument value (register / param block) */
+    double fvalue;
+} sim_arg;
+
+/* ===================================================================== *
+ *  The simulator
+ * ===================================================================== */
+
+struct npu_sim {
+    cfg_machine cfg;                /* owned copy */
+    /* the loaded kernel */
+    elf_image img;
+    int loaded;
+    char kname[256];                /* file name, for messages */
+    sim_pinsn *text;                /* ntext + 1 entries: the last is a sentinel
+                                     * (ISA_OP_INVALID) so running off the end of
+                                     * .text faults without a bounds check */
+    size_t ntext;
+    uint64_t text_end;              /* ntext * 8: also the initial ra, so that the
+                                     * entry function returning ends the core */
+    uint64_t entry;
+    /* the launch */
+    int ncores;                     /* cores of the launch */
+    sim_core *cores;                /* ncores entries (allocated at run) */
+    int cores_cap;
+    sim_gm gm;
+    sim_arg *args;
+    size_t nargs, capargs;
+    uint64_t param_addr;            /* GM address of the parameter block */
+    /* mode of the current run */
+    npu_mode mode;
+    int nodata;                     /* timing mode: units in nodata mode */
+    uint64_t max_insns;
+    /* observers */
+    sim_observer obs[SIM_MAX_OBSERVERS];
+    int nobs;
+    /* PMU read hook of the counters part: value of counter idx with event sel */
+    uint64_t (*pmu_read)(void *user, npu_sim *s, int core, int idx, uint64_t sel);
+    void *pmu_user;
+    /* results */
+    npu_finding *findings;
+    size_t nfind, capfind;
+    uint64_t cycles;                /* the timing engine sets it after a run */
+    npu_diag fault;                 /* the report of the first fault */
+    int faulted;
+    /* the step's scratch: the unit context of the core being stepped */
+    sim_unit_ctx uctx;
+    int cur_core;
+    uint64_t cur_pc;
+    isa_pipe cur_pipe;
+};
+
+/* ===================================================================== *
+ *  The executor (exec.c)
+ * ===================================================================== */
+
+/* Execute one instruction of core `core` (which must be SIM_CORE_RUNNING)
+ * and describe it in *op (may be NULL when the caller needs no description).
+ * Returns NPU_OK, or an error with the full fault report in d (the core is
+ * then SIM_CORE_FAULTED, op->faulted is set, s->fault holds a copy). A halt
+ * returns NPU_OK with op->ended; sync_all returns NPU_OK with
+ * op->is_sync_all and the core SIM_CORE_AT_BARRIER until sim_barrier_release. */
+npu_status sim_core_step(npu_sim *s, int core, sim_op *op, npu_diag *d);
+
+/* Fast path for func mode: run core until it ends, reaches a barrier,
+ * faults or has retired `budget` more instructions; no sim_op is filled and
+ * on_op observers are not called (run.c uses the step when any is set). */
+npu_status sim_core_run(npu_sim *s, int core, uint64_t budget, npu_diag *d);
+
+/* Reset every core for a new run: registers (a0..a7 arguments, sp = top
+ * of the scalar buffer, ra = text_end), pc = entry, buffers zeroed, flags,
+ * PMU, state RUNNING. Allocates the cores if needed. */
+npu_status sim_cores_reset(npu_sim *s, npu_diag *d);
+
+/* sync_all protocol: 1 when every core of the launch is AT_BARRIER or
+ * ENDED and at least one is AT_BARRIER; sim_barrier_release sets those
+ * AT_BARRIER back to RUNNING. A barrier some core can never reach (it ended
+ * while others wait) is a deadlock: sim_barrier_check reports it. */
+int sim_barrier_ready(const npu_sim *s);
+void sim_barrier_release(npu_sim *s);
+npu_status sim_barrier_check(npu_sim *s, npu_diag *d);
+
+/* End-of-run sync findings (flags left set, waits never matched). */
+void sim_sync_findings(npu_sim *s);
+void sim_add_finding(npu_sim *s, npu_finding_kind k, int core, uint64_t pc,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Register an observer (copied). Fails when SIM_MAX_OBSERVERS are set. */
+npu_status sim_add_observer(npu_sim *s, const sim_observer *o, npu_diag *d);
+
+/* Write the fault report for core c at pc into d and s->fault, mark the
+ * core FAULTED: "core 3 pc 0x40 <gemm+0x40> cycle 120: ldg x5, 0(x6): <what>". */
+npu_status sim_fault(npu_sim *s, int core, uint64_t pc, npu_status code, npu_diag *d,
+                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Disassemble the instruction at pc with symbols ("gemm+0x40" targets). */
+void sim_disasm_at(const npu_sim *s, uint64_t pc, char *buf, size_t n);
+/* "gemm+0x40" for pc (or "0x40" with no symbol). */
+void sim_symbolize(const npu_sim *s, uint64_t pc, char *buf, size_t n);
+
+/* ===================================================================== *
+ *  Runs (run.c)
+ * ===================================================================== */
+
+/* Func mode over every core of the launch (round-robin for sync_all). */
+npu_status sim_run_func(npu_sim *s, npu_diag *d);
+
+/* The timing engine's entry (timing*.c, weak stub until it lands): runs
+ * perf (nodata = 0) or timing (nodata = 1) mode and sets s->cycles. */
+npu_status sim_run_timing(npu_sim *s, const npu_run_opts *opts, npu_diag *d);
+
+/* Copy bound arguments into GM and the parameter block before a run. */
+npu_status sim_place_args(npu_sim *s, npu_diag *d);
+
+#endif
