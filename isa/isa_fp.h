@@ -30,7 +30,7 @@ typedef enum isa_dtype {
 #define DT(id, suffix, bytes, kind, descr, doc) ISA_DT_##id,
 #include "isa/dtypes.def"
 #undef DT
-    ISA_DT__COUNT
+    ISA_DT_COUNT
 } isa_dtype;
 #endif
 

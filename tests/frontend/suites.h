@@ -1,0 +1,15 @@
+/* suites.h — the Check suites of the frontend part. main.c runs every
+ * suite named in SUITES below; to add one, declare it here and add a line
+ * to the list. */
+#ifndef TESTS_FRONTEND_SUITES_H
+#define TESTS_FRONTEND_SUITES_H
+
+#include <check.h>
+
+Suite *fp_suite(void);
+
+/* X-list of suites, expanded by main.c: S(fn) per suite. */
+#define FRONTEND_SUITES(S) \
+    S(fp_suite)
+
+#endif
