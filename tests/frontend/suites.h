@@ -7,9 +7,11 @@
 #include <check.h>
 
 Suite *fp_suite(void);
+Suite *config_suite(void);
 
 /* X-list of suites, expanded by main.c: S(fn) per suite. */
 #define FRONTEND_SUITES(S) \
-    S(fp_suite)
+    S(fp_suite)            \
+    S(config_suite)
 
 #endif
