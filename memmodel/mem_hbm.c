@@ -1,0 +1,1015 @@
+/* mem_hbm.c — the HBM timing model and its controllers, in DRAM clock (tCK).
+ *
+ * Timing state. Every JEDEC rule is "command Y to node N may not issue before
+ * command X to node N' + latency", where N and N' share a scope: the bank,
+ * the bank group, the pseudo-channel (PC) or the channel's command bus. We
+ * keep, at each node of the hierarchy, the earliest cycle at which each
+ * command type may issue (nxt[]); issuing X raises nxt[] of the nodes it
+ * constrains (a max, so values only grow). A command is ready when the
+ * current cycle has reached the max over its bank, bank group, PC and bus
+ * nodes, plus the rolling four-ACT window of its PC. That makes readiness
+ * O(1) and lets us cache lower bounds: since nxt[] only grows, a ready time
+ * computed once stays a lower bound until the bank's own state changes.
+ *
+ * Controllers, one per channel (serving all its PCs), in one of two
+ * structures the config selects:
+ *  - cmd_queue > 0: a transaction queue feeding per-bank command queues one
+ *    transaction per cycle, commands picked round-robin over banks, first
+ *    ready command in each queue (DRAMSim3's structure);
+ *  - cmd_queue = 0: FR-FCFS straight over the request queue: each request's
+ *    next command (ACT, PRE or RD/WR) is derived from its bank's state; the
+ *    oldest ready request wins, with an active buffer for requests whose ACT
+ *    has issued (Ramulator 2's structure).
+ * Both share: write drain with watermarks, the row-hit cap on PREs that
+ * would close a row with pending hits, open/closed page, all-bank and
+ * per-bank refresh, and dual command issue (one row and one column command
+ * per cycle).
+ *
+ * Event-driven: each channel keeps `wake`, the earliest cycle at which it
+ * can do anything (a command can become ready, a request becomes eligible,
+ * a refresh falls due). Channels are ticked only at their wake cycles, in
+ * global time order, interleaved with completions, so callbacks fire in
+ * time order and may submit new requests. */
+#include <string.h>
+
+#include "memmodel/mem_int.h"
+
+const char *const mem_cmd_names[MC__N] = { "ACT", "PRE", "PREA", "RD", "RDA", "WR", "WRA", "REFA", "REFB" };
+
+#define NEVER UINT64_MAX
+enum { SC_BANK, SC_BG, SC_PC, SC__N };
+
+typedef struct hreq {
+    uint64_t addr, tag, arrive;
+    uint64_t lb;            /* lower bound on the ready cycle of `need` (valid while epoch matches) */
+    uint32_t row, epoch;
+    uint16_t bank, bg;      /* flat in the channel */
+    uint8_t pc, is_write, need, classified;
+} hreq;
+
+typedef struct tnode { uint64_t nxt[MC__N]; } tnode;
+
+typedef struct hbank {
+    tnode t;
+    int32_t open_row;       /* -1 closed */
+    uint32_t hits;          /* column commands since the ACT */
+    uint32_t epoch;         /* bumped on every row-state change */
+    uint8_t ref_pending;    /* a per-bank refresh waits for this bank */
+} hbank;
+
+typedef struct hpc {
+    tnode t;
+    uint64_t faw[4];        /* effective cycles of the last four ACTs (ring) */
+    int faw_i, nact;
+    int open_banks;
+    uint64_t next_refpb;
+    int refpb_bank;
+} hpc;
+
+typedef struct hchan {
+    tnode bus;              /* row command bus occupancy */
+    hbank *bk;
+    tnode *bg;
+    hpc *pc;
+    int32_t *rq, *wq, *aq;  /* request indices, arrival order */
+    int nrq, nwq, naq;
+    int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
+    int *ncq;
+    uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
+    int ncq_total;
+    int rr;
+    int wmode, drain_left;
+    uint64_t wake;
+    uint64_t next_ref;
+    int refq[8], nref;      /* PCs with an all-bank refresh due, in order */
+    int32_t *refb;          /* banks with a per-bank refresh due, in order */
+    int nrefb;
+    uint64_t occ_t;
+    mem_chan_stats st;
+} hchan;
+
+typedef struct hdone { uint64_t t, seq, tag; } hdone;
+
+typedef struct clist { uint8_t scope, cmd; uint32_t lat; } clist;
+
+struct mem_hbm {
+    mem_config cfg;
+    mem_map map;
+    int nch, npc, ngpc, nbpc, nbank, nbg;   /* per channel: pcs, bgs per pc, banks per pc, banks, bgs */
+    int bc;                                  /* burst cycles */
+    int a1;                                  /* act_cycles - 1 */
+    int rd_lat;                              /* RD issue to last data beat */
+    int atom;
+    /* constraints: for each preceding command, the (scope, following, latency) list */
+    clist cons[MC__N][64];
+    int ncons[MC__N];
+    hchan *ch;
+    hreq *pool;
+    int32_t *freel;
+    int npool, nfree;
+    hdone *heap;
+    int nheap, capheap;
+    uint64_t seq;
+    uint64_t next_t;                         /* first cycle not yet ticked */
+    mem_done_fn done;
+    void *user;
+    int log_on;
+    mem_cmd_rec *log;
+    size_t nlog, caplog;
+    int oom;
+};
+
+/* ---- constraints ------------------------------------------------------- */
+static void add_c(mem_hbm *h, int sc, int x, int y, int lat)
+{
+    if (lat <= 0) return;
+    /* latencies count from the ACT's last row-bus cycle: shift both ends */
+    int eff = lat + (x == MC_ACT ? h->a1 : 0) - (y == MC_ACT ? h->a1 : 0);
+    if (eff <= 0) return;
+    for (int i = 0; i < h->ncons[x]; i++)
+        if (h->cons[x][i].scope == sc && h->cons[x][i].cmd == y) {
+            if ((int)h->cons[x][i].lat < eff) h->cons[x][i].lat = (uint32_t)eff;
+            return;
+        }
+    clist *c = &h->cons[x][h->ncons[x]++];
+    c->scope = (uint8_t)sc; c->cmd = (uint8_t)y; c->lat = (uint32_t)eff;
+}
+
+static void add_cs(mem_hbm *h, int sc, const int *xs, int nx, const int *ys, int ny, int lat)
+{
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++) add_c(h, sc, xs[i], ys[j], lat);
+}
+
+static void build_constraints(mem_hbm *h)
+{
+    const mem_hbm_cfg *t = &h->cfg.hbm;
+    static const int RDS[] = { MC_RD, MC_RDA }, WRS[] = { MC_WR, MC_WRA };
+    int bc = h->bc, wl = t->tCWL;
+    int wr_pre = wl + bc + t->tWR, rd_pre = t->tRTP;
+    /* bank */
+    add_c(h, SC_BANK, MC_ACT, MC_ACT, t->tRC);
+    add_cs(h, SC_BANK, (int[]){ MC_ACT }, 1, RDS, 2, t->tRCDRD);
+    add_cs(h, SC_BANK, (int[]){ MC_ACT }, 1, WRS, 2, t->tRCDWR);
+    add_c(h, SC_BANK, MC_ACT, MC_PRE, t->tRAS);
+    add_c(h, SC_BANK, MC_PRE, MC_ACT, t->tRP);
+    add_c(h, SC_BANK, MC_RD, MC_PRE, rd_pre);
+    add_c(h, SC_BANK, MC_WR, MC_PRE, wr_pre);
+    add_c(h, SC_BANK, MC_RDA, MC_ACT, rd_pre + t->tRP);
+    add_c(h, SC_BANK, MC_WRA, MC_ACT, wr_pre + t->tRP);
+    add_c(h, SC_BANK, MC_REFB, MC_ACT, t->tRFCpb);
+    add_c(h, SC_BANK, MC_ACT, MC_REFB, t->tRC);
+    add_c(h, SC_BANK, MC_PRE, MC_REFB, t->tRP);
+    add_c(h, SC_BANK, MC_RDA, MC_REFB, rd_pre + t->tRP);
+    add_c(h, SC_BANK, MC_WRA, MC_REFB, wr_pre + t->tRP);
+    /* bank group */
+    add_cs(h, SC_BG, RDS, 2, RDS, 2, NPU_MAX(bc, t->tCCD_L));
+    add_cs(h, SC_BG, WRS, 2, WRS, 2, NPU_MAX(bc, t->tCCD_L));
+    add_cs(h, SC_BG, WRS, 2, RDS, 2, wl + bc + t->tWTR_L);
+    add_c(h, SC_BG, MC_ACT, MC_ACT, t->tRRD_L);
+    /* pseudo-channel */
+    add_cs(h, SC_PC, RDS, 2, RDS, 2, NPU_MAX(bc, t->tCCD_S));
+    add_cs(h, SC_PC, WRS, 2, WRS, 2, NPU_MAX(bc, t->tCCD_S));
+    add_cs(h, SC_PC, RDS, 2, WRS, 2, t->tRTW);
+    add_cs(h, SC_PC, WRS, 2, RDS, 2, wl + bc + t->tWTR_S);
+    add_c(h, SC_PC, MC_ACT, MC_ACT, t->tRRD_S);
+    add_cs(h, SC_PC, RDS, 2, (int[]){ MC_PREA }, 1, rd_pre);
+    add_cs(h, SC_PC, WRS, 2, (int[]){ MC_PREA }, 1, wr_pre);
+    add_c(h, SC_PC, MC_ACT, MC_PREA, t->tRAS);
+    add_c(h, SC_PC, MC_PREA, MC_ACT, t->tRP);
+    add_c(h, SC_PC, MC_PREA, MC_REFB, t->tRP);
+    add_c(h, SC_PC, MC_PRE, MC_REFA, t->tRP);
+    add_c(h, SC_PC, MC_PREA, MC_REFA, t->tRP);
+    add_c(h, SC_PC, MC_ACT, MC_REFA, t->tRC);
+    add_c(h, SC_PC, MC_RDA, MC_REFA, rd_pre + t->tRP);
+    add_c(h, SC_PC, MC_WRA, MC_REFA, wr_pre + t->tRP);
+    add_cs(h, SC_PC, (int[]){ MC_REFA }, 1, (int[]){ MC_ACT, MC_REFA, MC_PREA, MC_REFB, MC_PRE }, 5, t->tRFC);
+    add_c(h, SC_PC, MC_REFB, MC_REFA, t->tRFCpb);
+    add_c(h, SC_PC, MC_REFB, MC_ACT, t->tRREFD);
+    add_c(h, SC_PC, MC_REFB, MC_REFB, t->tRREFD);
+    add_c(h, SC_PC, MC_ACT, MC_REFB, t->tRRD_S);
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+static int is_row_cmd(int c) { return !mem_cmd_is_col(c); }
+
+static void heap_push(mem_hbm *h, uint64_t t, uint64_t tag)
+{
+    if (h->nheap == h->capheap) {
+        int nc = h->capheap ? h->capheap * 2 : 256;
+        hdone *n = npu_realloc(h->heap, (size_t)nc * sizeof *n);
+        if (!n) { h->oom = 1; return; }
+        h->heap = n; h->capheap = nc;
+    }
+    hdone e = { t, h->seq++, tag };
+    int i = h->nheap++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        hdone *q = &h->heap[p];
+        if (q->t < e.t || (q->t == e.t && q->seq < e.seq)) break;
+        h->heap[i] = *q;
+        i = p;
+    }
+    h->heap[i] = e;
+}
+
+static hdone heap_pop(mem_hbm *h)
+{
+    hdone top = h->heap[0], last = h->heap[--h->nheap];
+    int i = 0, n = h->nheap;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        const hdone *mv = &last;
+        if (l < n && (h->heap[l].t < mv->t || (h->heap[l].t == mv->t && h->heap[l].seq < mv->seq))) { m = l; mv = &h->heap[l]; }
+        if (r < n && (h->heap[r].t < mv->t || (h->heap[r].t == mv->t && h->heap[r].seq < mv->seq))) { m = r; }
+        if (m == i) break;
+        h->heap[i] = h->heap[m];
+        i = m;
+    }
+    if (n) h->heap[i] = last;
+    return top;
+}
+
+static int32_t req_alloc(mem_hbm *h)
+{
+    if (h->nfree) return h->freel[--h->nfree];
+    int nc = h->npool ? h->npool * 2 : 1024;
+    hreq *np = npu_realloc(h->pool, (size_t)nc * sizeof *np);
+    if (!np) return -1;
+    h->pool = np;
+    int32_t *nf = npu_realloc(h->freel, (size_t)nc * sizeof *nf);
+    if (!nf) return -1;
+    h->freel = nf;
+    for (int i = nc - 1; i > h->npool; i--) h->freel[h->nfree++] = i;
+    int got = h->npool;
+    h->npool = nc;
+    return got;
+}
+
+static void req_free(mem_hbm *h, int32_t i) { h->freel[h->nfree++] = i; }
+
+static void q_remove(int32_t *q, int *n, int pos)
+{
+    memmove(q + pos, q + pos + 1, (size_t)(*n - pos - 1) * sizeof *q);
+    (*n)--;
+}
+
+/* ---- decode ------------------------------------------------------------------ */
+void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
+{
+    const mem_map *m = &h->map;
+    uint32_t f[MF__N] = { 0 };
+    uint64_t x = addr >> m->off_bits;
+    for (int i = 0; i < m->nbits; i++)
+        f[m->field[i]] |= (uint32_t)((x >> i) & 1) << m->idx[i];
+    uint32_t g[MF__N];
+    memcpy(g, f, sizeof g);
+    for (int i = 0; i < m->nxor; i++)
+        g[m->xt[i]] ^= ((f[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
+    const mem_hbm_cfg *c = &h->cfg.hbm;
+    a->stack = (int)g[MF_K];
+    a->channel = (int)g[MF_H];
+    a->chan = a->stack * c->channels + a->channel;
+    a->pc = (int)g[MF_P];
+    a->sid = (int)g[MF_S];
+    a->bg = (int)g[MF_G];
+    a->bank = (int)g[MF_B];
+    a->row = g[MF_R];
+    a->col = g[MF_C];
+}
+
+/* ---- create / free ------------------------------------------------------------ */
+mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
+{
+    if (mem_config_validate(c, "memory", d)) return NULL;
+    mem_hbm *h = npu_calloc(1, sizeof *h);
+    if (!h) { npu_errf(d, NPU_ENOMEM, "mem_hbm_new: out of memory"); return NULL; }
+    h->cfg = *c;
+    mem_map_build(&c->hbm, &h->map, "memory", d);
+    const mem_hbm_cfg *t = &c->hbm;
+    h->nch = t->stacks * t->channels;
+    h->npc = t->pseudo_channels;
+    h->ngpc = t->sids * t->bankgroups;
+    h->nbpc = h->ngpc * t->banks;
+    h->nbank = h->npc * h->nbpc;
+    h->nbg = h->npc * h->ngpc;
+    h->bc = t->burst_length / 2;
+    h->a1 = t->act_cycles - 1;
+    h->rd_lat = t->tCL + h->bc;
+    h->atom = mem_config_atom_bytes(c);
+    build_constraints(h);
+    h->ch = npu_calloc((size_t)h->nch, sizeof *h->ch);
+    if (!h->ch) goto oom;
+    int cqd = c->ctrl.cmd_queue;
+    for (int i = 0; i < h->nch; i++) {
+        hchan *ch = &h->ch[i];
+        ch->bk = npu_calloc((size_t)h->nbank, sizeof *ch->bk);
+        ch->bg = npu_calloc((size_t)h->nbg, sizeof *ch->bg);
+        ch->pc = npu_calloc((size_t)h->npc, sizeof *ch->pc);
+        ch->rq = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rq);
+        ch->wq = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wq);
+        ch->aq = npu_calloc((size_t)NPU_MAX(1, c->ctrl.active_buffer), sizeof *ch->aq);
+        ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
+        if (!ch->bk || !ch->bg || !ch->pc || !ch->rq || !ch->wq || !ch->aq || !ch->refb) goto oom;
+        if (cqd) {
+            ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
+            ch->ncq = npu_calloc((size_t)h->nbank, sizeof *ch->ncq);
+            ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
+            if (!ch->cq || !ch->ncq || !ch->cq_lb) goto oom;
+        }
+        for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = -1;
+        ch->wake = NEVER;
+        ch->next_ref = t->refresh == MEM_REF_ALL_BANK ? (uint64_t)t->tREFI : NEVER;
+        for (int p = 0; p < h->npc; p++) {
+            /* stagger per-bank refreshes of the PCs over one interval */
+            ch->pc[p].next_refpb = t->refresh == MEM_REF_PER_BANK
+                ? (uint64_t)t->tREFIpb + (uint64_t)p * (uint64_t)t->tREFIpb / (uint64_t)h->npc : NEVER;
+        }
+        ch->st.lat.min = NEVER;
+    }
+    return h;
+oom:
+    mem_hbm_free(h);
+    npu_errf(d, NPU_ENOMEM, "mem_hbm_new: out of memory");
+    return NULL;
+}
+
+void mem_hbm_free(mem_hbm *h)
+{
+    if (!h) return;
+    if (h->ch)
+        for (int i = 0; i < h->nch; i++) {
+            hchan *ch = &h->ch[i];
+            npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
+            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->aq); npu_free(ch->refb);
+            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb);
+        }
+    npu_free(h->ch);
+    npu_free(h->pool);
+    npu_free(h->freel);
+    npu_free(h->heap);
+    npu_free(h->log);
+    npu_free(h);
+}
+
+int mem_hbm_channels(const mem_hbm *h) { return h->nch; }
+void mem_hbm_set_callback(mem_hbm *h, mem_done_fn done, void *user) { h->done = done; h->user = user; }
+uint64_t mem_hbm_now(const mem_hbm *h) { return h->next_t; }
+const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan) { return &h->ch[chan].st; }
+void mem_hbm_log_commands(mem_hbm *h, int on) { h->log_on = on; }
+uint64_t mem_hbm_logged_commands(const mem_hbm *h) { return h->nlog; }
+
+/* ---- timing ---------------------------------------------------------------------- */
+static inline uint64_t ready_at(const mem_hbm *h, const hchan *ch, int cmd, int pc, int bg, int bank)
+{
+    uint64_t r = ch->bus.nxt[cmd];
+    uint64_t x = ch->pc[pc].t.nxt[cmd];
+    if (x > r) r = x;
+    if (bank >= 0) {
+        x = ch->bg[bg].nxt[cmd]; if (x > r) r = x;
+        x = ch->bk[bank].t.nxt[cmd]; if (x > r) r = x;
+    }
+    if (cmd == MC_ACT && h->cfg.hbm.tFAW && ch->pc[pc].nact >= 4) {
+        const hpc *p = &ch->pc[pc];
+        x = p->faw[p->faw_i] + (uint64_t)h->cfg.hbm.tFAW - (uint64_t)h->a1;
+        if (x > r) r = x;
+    }
+    return r;
+}
+
+static void log_cmd(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
+{
+    if (h->nlog == h->caplog) {
+        size_t nc = h->caplog ? h->caplog * 2 : 4096;
+        mem_cmd_rec *n = npu_realloc(h->log, nc * sizeof *n);
+        if (!n) { h->oom = 1; h->log_on = 0; return; }
+        h->log = n; h->caplog = nc;
+    }
+    mem_cmd_rec *r = &h->log[h->nlog++];
+    r->t = t; r->row = row; r->chan = (uint16_t)chan; r->cmd = (uint8_t)cmd;
+    r->pc = (uint8_t)pc; r->bg = (uint8_t)(bg < 0 ? 0 : bg % h->ngpc); r->bank = (uint8_t)(bank < 0 ? 0 : bank % h->nbpc);
+}
+
+static void close_bank(hchan *ch, hbank *b, int pc)
+{
+    if (b->open_row >= 0) { b->open_row = -1; ch->pc[pc].open_banks--; }
+    b->epoch++;
+}
+
+/* Issue cmd at cycle t; bank/bg are flat channel indices (-1 for PC-level). */
+static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
+{
+    hchan *ch = &h->ch[chan];
+    uint64_t te = t + (cmd == MC_ACT ? (uint64_t)h->a1 : 0);
+    for (int i = 0; i < h->ncons[cmd]; i++) {
+        const clist *c = &h->cons[cmd][i];
+        tnode *n;
+        if (c->scope == SC_PC) n = &ch->pc[pc].t;
+        else if (bank < 0) continue;
+        else n = c->scope == SC_BG ? &ch->bg[bg] : &ch->bk[bank].t;
+        uint64_t v = te + c->lat;
+        if (v > n->nxt[c->cmd]) n->nxt[c->cmd] = v;
+    }
+    if (is_row_cmd(cmd)) {
+        /* the row bus is busy for the ACT's cycles; other row commands follow */
+        uint64_t v = t + (cmd == MC_ACT ? (uint64_t)h->cfg.hbm.act_cycles : 1);
+        static const int rows[] = { MC_ACT, MC_PRE, MC_PREA, MC_REFA, MC_REFB };
+        for (int i = 0; i < 5; i++)
+            if (v > ch->bus.nxt[rows[i]]) ch->bus.nxt[rows[i]] = v;
+    }
+    mem_chan_stats *st = &ch->st;
+    hbank *b = bank >= 0 ? &ch->bk[bank] : NULL;
+    switch (cmd) {
+    case MC_ACT: {
+        hpc *p = &ch->pc[pc];
+        b->open_row = (int32_t)row; b->hits = 0; b->epoch++;
+        p->open_banks++;
+        p->faw[p->faw_i] = te; p->faw_i = (p->faw_i + 1) & 3; p->nact++;
+        st->act++;
+        break;
+    }
+    case MC_PRE: close_bank(ch, b, pc); st->pre++; break;
+    case MC_PREA:
+        for (int i = 0; i < h->nbpc; i++) close_bank(ch, &ch->bk[pc * h->nbpc + i], pc);
+        st->prea++;
+        break;
+    case MC_RD: case MC_WR: case MC_RDA: case MC_WRA:
+        if (b->hits) st->cmd_row_hits++;
+        b->hits++;
+        if (cmd == MC_RD) st->rd++;
+        else if (cmd == MC_WR) st->wr++;
+        else if (cmd == MC_RDA) { st->rda++; close_bank(ch, b, pc); }
+        else { st->wra++; close_bank(ch, b, pc); }
+        break;
+    case MC_REFA:
+        for (int i = 0; i < h->nbpc; i++) ch->bk[pc * h->nbpc + i].epoch++;
+        st->refab++;
+        break;
+    case MC_REFB: b->epoch++; b->ref_pending = 0; st->refpb++; break;
+    }
+    if (ch->cq_lb) {
+        if (bank >= 0) ch->cq_lb[bank] = 0;
+        else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
+    }
+    if (h->log_on) log_cmd(h, chan, t, cmd, pc, bg, bank, row);
+}
+
+/* The request's next command, from its bank's state. */
+static inline int need_of(const hchan *ch, const hreq *r)
+{
+    const hbank *b = &ch->bk[r->bank];
+    if (b->open_row == (int32_t)r->row) return r->is_write ? MC_WR : MC_RD;
+    return b->open_row >= 0 ? MC_PRE : MC_ACT;
+}
+
+static void classify(hreq *r, int cmd, mem_chan_stats *st)
+{
+    if (r->classified) return;
+    r->classified = 1;
+    if (mem_cmd_is_col(cmd)) st->row_hits++;
+    else if (cmd == MC_ACT) st->row_misses++;
+    else st->row_conflicts++;
+}
+
+/* A request's column command issued: it is done (read data at +CL+BL/2,
+ * write at issue). */
+static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
+{
+    hreq *r = &h->pool[ri];
+    uint64_t done = r->is_write ? t : t + (uint64_t)h->rd_lat;
+    if (!r->is_write) mem_hist_add(&ch->st.lat, done - r->arrive);
+    heap_push(h, done, r->tag);
+    if (r->is_write) { ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; }
+    else { ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom; }
+    if (done > ch->st.last_done) ch->st.last_done = done;
+    req_free(h, ri);
+}
+
+/* Any queued request other than `self` to this bank and row? */
+static int row_wanted(const mem_hbm *h, const hchan *ch, const int32_t *q, int n, int self, int bank, uint32_t row)
+{
+    for (int i = 0; i < n; i++) {
+        if (q[i] == self) continue;
+        const hreq *r = &h->pool[q[i]];
+        if (r->bank == bank && r->row == row) return 1;
+    }
+    (void)ch;
+    return 0;
+}
+
+/* ---- refresh ------------------------------------------------------------------------ */
+static void refresh_due(mem_hbm *h, hchan *ch, uint64_t t)
+{
+    const mem_hbm_cfg *c = &h->cfg.hbm;
+    while (ch->next_ref <= t) {
+        for (int p = 0; p < h->npc && ch->nref < 8; p++) ch->refq[ch->nref++] = p;
+        ch->next_ref += (uint64_t)c->tREFI;
+    }
+    if (c->refresh == MEM_REF_PER_BANK)
+        for (int p = 0; p < h->npc; p++) {
+            hpc *pc = &ch->pc[p];
+            while (pc->next_refpb <= t) {
+                int b = p * h->nbpc + pc->refpb_bank;
+                pc->refpb_bank = (pc->refpb_bank + 1) % h->nbpc;
+                if (!ch->bk[b].ref_pending) { ch->bk[b].ref_pending = 1; ch->refb[ch->nrefb++] = b; }
+                pc->next_refpb += (uint64_t)c->tREFIpb;
+            }
+        }
+}
+
+static int active_in(const mem_hbm *h, const hchan *ch, int pc, int bank)
+{
+    for (int i = 0; i < ch->naq; i++) {
+        const hreq *r = &h->pool[ch->aq[i]];
+        if (bank >= 0 ? r->bank == bank : r->pc == pc) return 1;
+    }
+    return 0;
+}
+
+/* The refresh-related row command that is due (PRE/PREA/REFA/REFB), its
+ * target and ready cycle. 0 if no refresh is pending. */
+static int refresh_cmd(const mem_hbm *h, const hchan *ch, int *cmd, int *pc, int *bank, uint64_t *rt)
+{
+    if (ch->nref) {
+        int p = ch->refq[0];
+        *pc = p;
+        if (ch->pc[p].open_banks == 0) {
+            *cmd = MC_REFA; *bank = -1;
+        } else if (h->cfg.hbm.refresh_prea) {
+            *cmd = MC_PREA; *bank = -1;
+        } else {
+            *cmd = MC_PRE;
+            for (int i = 0; i < h->nbpc; i++)
+                if (ch->bk[p * h->nbpc + i].open_row >= 0) { *bank = p * h->nbpc + i; break; }
+        }
+    } else if (ch->nrefb) {
+        int b = ch->refb[0];
+        *bank = b; *pc = b / h->nbpc;
+        *cmd = ch->bk[b].open_row >= 0 ? MC_PRE : MC_REFB;
+    } else {
+        return 0;
+    }
+    int bg = *bank >= 0 ? *bank / h->cfg.hbm.banks : -1;
+    *rt = ready_at(h, ch, *cmd, *pc, bg, *bank);
+    return 1;
+}
+
+static void refresh_issued(hchan *ch, int cmd)
+{
+    if (cmd == MC_REFA) { memmove(ch->refq, ch->refq + 1, (size_t)(ch->nref - 1) * sizeof ch->refq[0]); ch->nref--; }
+    else if (cmd == MC_REFB) { memmove(ch->refb, ch->refb + 1, (size_t)(ch->nrefb - 1) * sizeof ch->refb[0]); ch->nrefb--; }
+}
+
+/* ---- FR-FCFS over the request queue (cmd_queue = 0) ----------------------------------- */
+/* Candidate check of request r for a slot (col or row) at t. Returns 1 if
+ * it may issue now; otherwise updates *wake with when it might. */
+static int fr_try(mem_hbm *h, hchan *ch, hreq *r, int want_col, uint64_t t, uint64_t *wake,
+                  const int32_t *q, int nq, int in_active)
+{
+    hbank *b = &ch->bk[r->bank];
+    if (b->ref_pending) return 0;               /* released by its REFB */
+    if (!in_active && r->arrive >= t) {         /* accepted this cycle: eligible next */
+        if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
+        return 0;
+    }
+    if (r->epoch != b->epoch || r->lb <= t) {
+        r->need = (uint8_t)need_of(ch, r);
+        r->epoch = b->epoch;
+        r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
+    }
+    int col = mem_cmd_is_col(r->need);
+    if (col != want_col) {
+        if (r->lb < *wake) *wake = r->lb > t ? r->lb : t + 1;
+        return 0;
+    }
+    if (r->lb > t) { if (r->lb < *wake) *wake = r->lb; return 0; }
+    if (r->need == MC_PRE) {
+        /* row-hit cap: keep a row with pending hits open until cap hits served */
+        int cap = h->cfg.ctrl.row_hit_cap;
+        if (cap && (int)b->hits < cap &&
+            (row_wanted(h, ch, q, nq, -1, r->bank, (uint32_t)b->open_row) ||
+             row_wanted(h, ch, ch->aq, ch->naq, -1, r->bank, (uint32_t)b->open_row)))
+            return 0;
+        if (active_in(h, ch, r->pc, r->bank)) return 0;
+    }
+    return 1;
+}
+
+static int col_cmd_for(const mem_hbm *h, const hchan *ch, const hreq *r, int32_t self,
+                       const int32_t *q, int nq)
+{
+    int c = r->is_write ? MC_WR : MC_RD;
+    if (h->cfg.ctrl.page_policy == MEM_PAGE_CLOSED &&
+        !row_wanted(h, ch, q, nq, self, r->bank, r->row) &&
+        !row_wanted(h, ch, ch->aq, ch->naq, self, r->bank, r->row))
+        c = r->is_write ? MC_WRA : MC_RDA;
+    return c;
+}
+
+static void update_wmode(const mem_hbm *h, hchan *ch)
+{
+    const mem_ctrl_cfg *k = &h->cfg.ctrl;
+    if (!ch->wmode) {
+        if (ch->nwq && (ch->nwq * 100 >= k->wr_high_pct * k->write_queue ||
+                        (ch->nrq == 0 && ch->nwq >= k->wr_idle_min)))
+            ch->wmode = 1;
+    } else if (ch->nrq > 0 && (ch->nwq == 0 || ch->nwq * 100 < k->wr_low_pct * k->write_queue)) {
+        ch->wmode = 0;
+    }
+}
+
+static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
+{
+    hchan *ch = &h->ch[chan];
+    uint64_t wake = NEVER;
+    int issued = 0, col_issued = 0;
+    update_wmode(h, ch);
+    int32_t *q = ch->wmode ? ch->wq : ch->rq;
+    int *nq = ch->wmode ? &ch->nwq : &ch->nrq;
+    int blocked = ch->nref > 0;                 /* all-bank refresh waiting: no requests */
+
+    /* column slot: the active buffer first, then the queue */
+    int32_t pick = -1, pick_pos = -1, pick_aq = 0;
+    for (int i = 0; i < ch->naq && pick < 0; i++)
+        if (fr_try(h, ch, &h->pool[ch->aq[i]], 1, t, &wake, q, *nq, 1)) { pick = ch->aq[i]; pick_pos = i; pick_aq = 1; }
+    if (pick < 0 && !blocked)
+        for (int i = 0; i < *nq; i++)
+            if (fr_try(h, ch, &h->pool[q[i]], 1, t, &wake, q, *nq, 0)) { pick = q[i]; pick_pos = i; break; }
+    if (pick >= 0) {
+        hreq *r = &h->pool[pick];
+        int c = col_cmd_for(h, ch, r, pick, q, *nq);
+        classify(r, c, &ch->st);
+        issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
+        if (pick_aq) q_remove(ch->aq, &ch->naq, pick_pos);
+        else q_remove(q, nq, pick_pos);
+        finish(h, ch, pick, t);
+        issued = col_issued = 1;
+    }
+
+    /* row slot: refresh first (while an all-bank refresh waits, no request
+     * of the channel is scheduled), then the oldest ready ACT/PRE */
+    if (h->cfg.ctrl.dual_cmd || !col_issued) {
+        int rc, rp, rb, row_issued = 0;
+        uint64_t rt;
+        if (refresh_cmd(h, ch, &rc, &rp, &rb, &rt)) {
+            int closing = rc == MC_PRE || rc == MC_PREA;
+            if (closing && active_in(h, ch, rp, rc == MC_PRE ? rb : -1)) {
+                /* waits for the active buffer's column commands (an issue wakes us) */
+            } else if (rt <= t) {
+                issue(h, chan, t, rc, rp, rb >= 0 ? rb / h->cfg.hbm.banks : -1, rb, 0);
+                refresh_issued(ch, rc);
+                row_issued = 1;
+            } else if (rt < wake) {
+                wake = rt;
+            }
+        }
+        if (!row_issued && !blocked) {
+            int32_t rpick = -1;
+            int rpos = -1, raq = 0;
+            for (int i = 0; i < ch->naq && rpick < 0; i++)
+                if (fr_try(h, ch, &h->pool[ch->aq[i]], 0, t, &wake, q, *nq, 1)) { rpick = ch->aq[i]; rpos = i; raq = 1; }
+            for (int i = 0; i < *nq && rpick < 0; i++)
+                if (fr_try(h, ch, &h->pool[q[i]], 0, t, &wake, q, *nq, 0)) { rpick = q[i]; rpos = i; }
+            if (rpick >= 0) {
+                hreq *r = &h->pool[rpick];
+                int c = r->need;
+                classify(r, c, &ch->st);
+                issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
+                if (c == MC_ACT && !raq && ch->naq < h->cfg.ctrl.active_buffer) {
+                    ch->aq[ch->naq++] = rpick;
+                    q_remove(q, nq, rpos);
+                }
+                row_issued = 1;
+            }
+        }
+        if (row_issued) {
+            if (col_issued) ch->st.dual_issue_cycles++;
+            issued = 1;
+        }
+    }
+    /* the other queue's requests only matter once the mode flips; that
+     * happens on a submit or an issue, both of which wake the channel */
+    if (issued) return t + 1;
+    if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
+    for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
+    if (wake <= t) wake = t + 1;
+    return wake;
+}
+
+/* ---- DRAMSim3 structure: transaction queue -> per-bank command queues -------------------- */
+/* First ready command of bank queue b (see the header); *lbp gets a lower
+ * bound of the next ready cycle when none is. */
+static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
+{
+    int cqd = h->cfg.ctrl.cmd_queue;
+    int32_t *cq = &ch->cq[b * cqd];
+    int n = ch->ncq[b];
+    hbank *bk = &ch->bk[b];
+    uint64_t lb = NEVER;
+    for (int j = 0; j < n; j++) {
+        hreq *r = &h->pool[cq[j]];
+        int need = need_of(ch, r);
+        if (need == MC_PRE) {
+            if (j != 0) continue;              /* an older command to this bank comes first */
+            int cap = h->cfg.ctrl.row_hit_cap;
+            if (cap && (int)bk->hits < cap) {
+                int pend = 0;
+                for (int k = j + 1; k < n && !pend; k++) pend = h->pool[cq[k]].row == (uint32_t)bk->open_row;
+                if (pend) continue;
+            }
+        }
+        if (need == MC_WR) {
+            int dep = 0;
+            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
+            if (dep) continue;
+        }
+        uint64_t rt = ready_at(h, ch, need, r->pc, r->bg, r->bank);
+        if (rt <= t) { *pos = j; *cmd = need; return 1; }
+        if (rt < lb) lb = rt;
+    }
+    ch->cq_lb[b] = lb;
+    return 0;
+}
+
+static int dq_blocked(const mem_hbm *h, const hchan *ch, int b)
+{
+    (void)h;
+    return ch->nref > 0 || ch->bk[b].ref_pending;
+}
+
+/* Round-robin search over bank queues from rr+1; the pointer moves with
+ * the search as DRAMSim3's does. */
+static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
+{
+    int nq = h->nbank;
+    for (int i = 0; i < nq; i++) {
+        int b = ch->rr + 1 < nq ? ch->rr + 1 : 0;
+        ch->rr = b;
+        if (!ch->ncq[b] || ch->cq_lb[b] > t || dq_blocked(h, ch, b)) continue;
+        if (dq_first_ready(h, ch, b, t, pos, cmd)) { *bank = b; return 1; }
+    }
+    return 0;
+}
+
+static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
+{
+    hchan *ch = &h->ch[chan];
+    int cqd = h->cfg.ctrl.cmd_queue;
+    int32_t *cq = &ch->cq[b * cqd];
+    int32_t ri = cq[pos];
+    hreq *r = &h->pool[ri];
+    if (mem_cmd_is_col(cmd) && h->cfg.ctrl.page_policy == MEM_PAGE_CLOSED &&
+        !row_wanted(h, ch, cq, ch->ncq[b], ri, b, r->row))
+        cmd = r->is_write ? MC_WRA : MC_RDA;
+    classify(r, cmd, &ch->st);
+    issue(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
+    if (mem_cmd_is_col(cmd)) {
+        q_remove(cq, &ch->ncq[b], pos);
+        ch->ncq_total--;
+        finish(h, ch, ri, t);
+    }
+}
+
+static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
+{
+    hchan *ch = &h->ch[chan];
+    const mem_ctrl_cfg *k = &h->cfg.ctrl;
+    uint64_t wake = NEVER;
+    int issued = 0, cls = -1;
+    int rc, rp, rb;
+    uint64_t rt;
+    if (refresh_cmd(h, ch, &rc, &rp, &rb, &rt)) {
+        if (rt <= t) {
+            issue(h, chan, t, rc, rp, rb >= 0 ? rb / h->cfg.hbm.banks : -1, rb, 0);
+            refresh_issued(ch, rc);
+            issued = 1; cls = 0;
+        } else {
+            wake = rt;
+        }
+    }
+    int b, pos, cmd;
+    if (!issued && dq_search(h, ch, t, &b, &pos, &cmd)) {
+        dq_issue(h, chan, t, b, pos, cmd);
+        issued = 1; cls = mem_cmd_is_col(cmd);
+    }
+    if (issued && k->dual_cmd && dq_search(h, ch, t, &b, &pos, &cmd) && mem_cmd_is_col(cmd) != cls) {
+        dq_issue(h, chan, t, b, pos, cmd);
+        ch->st.dual_issue_cycles++;
+    }
+    /* move one transaction into its bank's command queue */
+    int moved = 0;
+    if (ch->drain_left == 0 && ch->nwq &&
+        (ch->nwq * 100 >= k->wr_high_pct * k->write_queue ||
+         (ch->nwq >= k->wr_idle_min && ch->ncq_total == 0)))
+        ch->drain_left = ch->nwq;
+    int drain = ch->drain_left > 0;
+    int32_t *q = drain ? ch->wq : ch->rq;
+    int *nq = drain ? &ch->nwq : &ch->nrq;
+    for (int i = 0; i < *nq; i++) {
+        hreq *r = &h->pool[q[i]];
+        if (r->arrive > t) { if (r->arrive < wake) wake = r->arrive; break; }
+        if (ch->ncq[r->bank] >= k->cmd_queue) continue;
+        if (drain) {
+            /* a read to this address still waits: stop the drain (R->W order) */
+            int dep = 0;
+            for (int j = 0; j < ch->nrq && !dep; j++) dep = h->pool[ch->rq[j]].addr == r->addr;
+            int cqd = k->cmd_queue;
+            for (int j = 0; j < ch->ncq[r->bank] && !dep; j++) {
+                const hreq *o = &h->pool[ch->cq[r->bank * cqd + j]];
+                dep = !o->is_write && o->addr == r->addr;
+            }
+            if (dep) { ch->drain_left = 0; break; }
+            ch->drain_left--;
+        }
+        ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
+        ch->ncq_total++;
+        ch->cq_lb[r->bank] = 0;
+        q_remove(q, nq, i);
+        moved = 1;
+        break;
+    }
+    if (drain && ch->nwq == 0) ch->drain_left = 0;
+    if (issued || moved) return t + 1;
+    for (int i = 0; i < h->nbank; i++)
+        if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < wake) wake = ch->cq_lb[i];
+    if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
+    for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
+    if (wake <= t) wake = t + 1;
+    return wake;
+}
+
+static void account_occ(hchan *ch, uint64_t t)
+{
+    if (t > ch->occ_t) {
+        uint64_t dt = t - ch->occ_t;
+        ch->st.rq_occ_sum += dt * (uint64_t)(ch->nrq + ch->naq + ch->ncq_total);
+        ch->st.wq_occ_sum += dt * (uint64_t)ch->nwq;
+        ch->occ_t = t;
+    }
+}
+
+static void tick(mem_hbm *h, int chan, uint64_t t)
+{
+    hchan *ch = &h->ch[chan];
+    account_occ(ch, t);
+    refresh_due(h, ch, t);
+    ch->wake = h->cfg.ctrl.cmd_queue ? tick_dq(h, chan, t) : tick_fr(h, chan, t);
+    /* an idle channel still has to refresh, but only when it is due */
+}
+
+/* ---- public run interface ----------------------------------------------------------------- */
+int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
+{
+    mem_addr a;
+    mem_hbm_decode(h, addr, &a);
+    const hchan *ch = &h->ch[a.chan];
+    return is_write ? ch->nwq < h->cfg.ctrl.write_queue : ch->nrq < h->cfg.ctrl.read_queue;
+}
+
+npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
+{
+    mem_addr a;
+    mem_hbm_decode(h, addr, &a);
+    hchan *ch = &h->ch[a.chan];
+    uint64_t t = cycle > h->next_t ? cycle : h->next_t;
+    account_occ(ch, t);
+    uint64_t line = addr & ~(uint64_t)(h->atom - 1);
+    /* the write buffer answers reads to what it holds and absorbs rewrites */
+    for (int i = 0; i < ch->nwq; i++)
+        if ((h->pool[ch->wq[i]].addr & ~(uint64_t)(h->atom - 1)) == line) {
+            if (is_write) { ch->st.coalesced++; ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; heap_push(h, t, tag); }
+            else {
+                ch->st.forwarded++; ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom;
+                mem_hist_add(&ch->st.lat, 1);
+                heap_push(h, t + 1, tag);
+                if (t + 1 > ch->st.last_done) ch->st.last_done = t + 1;
+            }
+            return h->oom ? npu_errf(d, NPU_ENOMEM, "mem_hbm_submit: out of memory") : NPU_OK;
+        }
+    int32_t *q = is_write ? ch->wq : ch->rq;
+    int *n = is_write ? &ch->nwq : &ch->nrq;
+    int cap = is_write ? h->cfg.ctrl.write_queue : h->cfg.ctrl.read_queue;
+    if (*n >= cap)
+        return npu_errf(d, NPU_EINVAL, "mem_hbm_submit: channel %d %s queue full (call can_accept first)",
+                        a.chan, is_write ? "write" : "read");
+    int32_t ri = req_alloc(h);
+    if (ri < 0) return npu_errf(d, NPU_ENOMEM, "mem_hbm_submit: out of memory");
+    hreq *r = &h->pool[ri];
+    memset(r, 0, sizeof *r);
+    r->addr = addr; r->tag = tag; r->arrive = t;
+    r->row = a.row;
+    r->pc = (uint8_t)a.pc;
+    int g = a.sid * h->cfg.hbm.bankgroups + a.bg;
+    r->bg = (uint16_t)(a.pc * h->ngpc + g);
+    r->bank = (uint16_t)(a.pc * h->nbpc + g * h->cfg.hbm.banks + a.bank);
+    r->is_write = (uint8_t)(is_write != 0);
+    r->epoch = UINT32_MAX;
+    q[(*n)++] = ri;
+    if (t < ch->wake) ch->wake = t;
+    return NPU_OK;
+}
+
+uint64_t mem_hbm_next_event(const mem_hbm *h)
+{
+    uint64_t t = h->nheap ? h->heap[0].t : NEVER;
+    for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < t) t = h->ch[i].wake;
+    /* an idle channel only wakes for refresh: no traffic, nothing to report */
+    if (t != NEVER && !h->nheap) {
+        int busy = 0;
+        for (int i = 0; i < h->nch && !busy; i++) {
+            const hchan *ch = &h->ch[i];
+            busy = ch->nrq || ch->nwq || ch->naq || ch->ncq_total;
+        }
+        if (!busy) return NEVER;
+    }
+    return t;
+}
+
+void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
+{
+    for (;;) {
+        uint64_t tw = NEVER;
+        for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < tw) tw = h->ch[i].wake;
+        uint64_t tc = h->nheap ? h->heap[0].t : NEVER;
+        uint64_t t = tw < tc ? tw : tc;
+        if (t == NEVER || t > T) break;
+        if (tc <= t) {
+            while (h->nheap && h->heap[0].t <= t) {
+                hdone e = heap_pop(h);
+                if (h->done) h->done(h->user, e.tag, e.t);
+            }
+            continue;   /* callbacks may have submitted work at t */
+        }
+        for (int i = 0; i < h->nch; i++)
+            if (h->ch[i].wake <= t) tick(h, i, t);
+        h->next_t = t + 1;
+    }
+    if (T != NEVER && T + 1 > h->next_t) h->next_t = T + 1;
+}
+
+void mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *o)
+{
+    memset(o, 0, sizeof *o);
+    o->lat.min = NEVER;
+    for (int i = 0; i < h->nch; i++) {
+        const mem_chan_stats *s = &h->ch[i].st;
+        uint64_t *dst = (uint64_t *)o;
+        const uint64_t *src = (const uint64_t *)s;
+        size_t nscalar = offsetof(mem_chan_stats, lat) / sizeof(uint64_t);
+        for (size_t k = 0; k < nscalar; k++) dst[k] += src[k];
+        if (s->last_done > o->last_done) o->last_done = s->last_done;
+        o->lat.n += s->lat.n; o->lat.sum += s->lat.sum;
+        if (s->lat.n && s->lat.min < o->lat.min) o->lat.min = s->lat.min;
+        if (s->lat.max > o->lat.max) o->lat.max = s->lat.max;
+        for (int b = 0; b < MEM_HIST_N; b++) o->lat.bin[b] += s->lat.bin[b];
+    }
+    /* last_done was summed above with the scalars: recompute as the max */
+    o->last_done = 0;
+    for (int i = 0; i < h->nch; i++) if (h->ch[i].st.last_done > o->last_done) o->last_done = h->ch[i].st.last_done;
+}
+
+npu_status mem_hbm_check(const mem_hbm *h, uint64_t *violations, npu_diag *d)
+{
+    return mem_check_run(&h->cfg, h->log, h->nlog, violations, d);
+}
+
+/* ---- histogram ---------------------------------------------------------------------------- */
+static int hist_bin(uint64_t v)
+{
+    if (v < MEM_HIST_EXACT) return (int)v;
+    int oct = 63 - __builtin_clzll(v);          /* >= 11 */
+    int base = oct - 11;
+    uint64_t sub = (v >> (oct - 7)) & (MEM_HIST_SUB - 1);
+    int i = MEM_HIST_EXACT + base * MEM_HIST_SUB + (int)sub;
+    return i < MEM_HIST_N ? i : MEM_HIST_N - 1;
+}
+
+uint64_t mem_hist_bin_lo(int i)
+{
+    if (i < MEM_HIST_EXACT) return (uint64_t)i;
+    int base = (i - MEM_HIST_EXACT) / MEM_HIST_SUB, sub = (i - MEM_HIST_EXACT) % MEM_HIST_SUB;
+    int oct = base + 11;
+    return ((uint64_t)1 << oct) | ((uint64_t)sub << (oct - 7));
+}
+
+void mem_hist_add(mem_hist *h, uint64_t v)
+{
+    if (h->n == 0 || v < h->min) h->min = v;
+    if (v > h->max) h->max = v;
+    h->n++;
+    h->sum += v;
+    h->bin[hist_bin(v)]++;
+}
+
+uint64_t mem_hist_pct(const mem_hist *h, double pct)
+{
+    if (!h->n) return 0;
+    uint64_t rank = (uint64_t)((pct / 100.0) * (double)h->n + 0.999999999);
+    if (rank < 1) rank = 1;
+    uint64_t acc = 0;
+    for (int i = 0; i < MEM_HIST_N; i++) {
+        acc += h->bin[i];
+        if (acc >= rank) return i < MEM_HIST_EXACT ? (uint64_t)i : mem_hist_bin_lo(i);
+    }
+    return h->max;
+}
