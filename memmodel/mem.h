@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <cJSON.h>
 #include "isa/npu_util.h"
 
@@ -188,6 +189,8 @@ void     mem_hbm_log_commands(mem_hbm *h, int on);
  * number found in *violations. */
 npu_status mem_hbm_check(const mem_hbm *h, uint64_t *violations, npu_diag *d);
 uint64_t mem_hbm_logged_commands(const mem_hbm *h);
+/* Print the command log, one command a line (for debugging and docs). */
+void     mem_hbm_dump_commands(const mem_hbm *h, FILE *f);
 
 /* ---- the memory system (core clock): L2 + HBM --------------------------- */
 typedef struct mem_sys mem_sys;

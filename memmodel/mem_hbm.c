@@ -30,6 +30,7 @@
  * a refresh falls due). Channels are ticked only at their wake cycles, in
  * global time order, interleaved with completions, so callbacks fire in
  * time order and may submit new requests. */
+#include <stdio.h>
 #include <string.h>
 
 #include "memmodel/mem_int.h"
@@ -327,6 +328,12 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         }
         ch->st.lat.min = NEVER;
     }
+    /* idle channels still refresh: every channel starts awake at its first due refresh */
+    for (int i = 0; i < h->nch; i++) {
+        hchan *ch = &h->ch[i];
+        ch->wake = ch->next_ref;
+        for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < ch->wake) ch->wake = ch->pc[p].next_refpb;
+    }
     return h;
 oom:
     mem_hbm_free(h);
@@ -358,6 +365,15 @@ uint64_t mem_hbm_now(const mem_hbm *h) { return h->next_t; }
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan) { return &h->ch[chan].st; }
 void mem_hbm_log_commands(mem_hbm *h, int on) { h->log_on = on; }
 uint64_t mem_hbm_logged_commands(const mem_hbm *h) { return h->nlog; }
+
+void mem_hbm_dump_commands(const mem_hbm *h, FILE *f)
+{
+    for (size_t i = 0; i < h->nlog; i++) {
+        const mem_cmd_rec *r = &h->log[i];
+        fprintf(f, "%llu ch%u pc%u bg%u ba%u %s row %u\n", (unsigned long long)r->t, r->chan, r->pc, r->bg,
+                r->bank, mem_cmd_names[r->cmd], r->row);
+    }
+}
 
 /* ---- timing ---------------------------------------------------------------------- */
 static inline uint64_t ready_at(const mem_hbm *h, const hchan *ch, int cmd, int pc, int bg, int bank)
@@ -407,7 +423,7 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
         if (c->scope == SC_PC) n = &ch->pc[pc].t;
         else if (bank < 0) continue;
         else n = c->scope == SC_BG ? &ch->bg[bg] : &ch->bk[bank].t;
-        uint64_t v = te + c->lat;
+        uint64_t v = t + c->lat;     /* lat already counts from the ACT's last cycle */
         if (v > n->nxt[c->cmd]) n->nxt[c->cmd] = v;
     }
     if (is_row_cmd(cmd)) {

@@ -196,6 +196,7 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
             st = npu_errf(d, cd.status, "%s", cd.msg);
             goto out;
         }
+        if (check & 2) mem_hbm_dump_commands(h, stderr);
         snprintf(res->first_violation, sizeof res->first_violation, "%.500s", res->violations ? cd.msg : "");
     }
 out:
@@ -373,6 +374,7 @@ static void usage(FILE *f)
         "  --json          stats as JSON\n"
         "  --check         replay the issued commands through the JEDEC timing checker\n"
         "  --time          print the host seconds of the simulation loop to stderr\n"
+        "  --dump-commands print every issued command to stderr (implies --check)\n"
         "exit: 0 ok, 1 timing violations found, 2 bad input\n");
 }
 
@@ -404,7 +406,8 @@ int mem_cmd_memsim(int argc, char **argv)
             const char *k = strncmp(key, "memory.", 7) ? key : key + 7;
             if (mem_config_set(&c, k, eq + 1, &d)) { fprintf(stderr, "npusim memsim: %s\n", d.msg); return 2; }
         } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--check")) check = 1;
+        else if (!strcmp(a, "--check")) check |= 1;
+        else if (!strcmp(a, "--dump-commands")) check |= 3;
         else if (!strcmp(a, "--time")) show_time = 1;
         else if (!strcmp(a, "--pattern")) { NEED(); pattern = v; }
         else if (!strcmp(a, "--requests")) NUM(nreq);
