@@ -103,4 +103,26 @@ typedef struct npu_finding {
 size_t npu_sim_nfindings(const npu_sim *s);
 const npu_finding *npu_sim_finding(const npu_sim *s, size_t i);
 
+/* ---- comparing tensors (npusim run --expect, npusim check) --------------
+ * Element i mismatches when |got - want| > atol + rtol * |want|, computed in
+ * double after converting both from their dtypes (they may differ). NaN vs
+ * NaN matches, NaN vs a number mismatches; +inf vs +inf matches. max_rel is
+ * |got - want| / |want| over elements with want != 0. Shapes must be equal
+ * (an error, not a mismatch). */
+typedef struct npu_cmp_result {
+    int pass;                /* mismatches == 0 */
+    uint64_t numel, mismatches;
+    double max_abs, max_rel;
+    int ndim;
+    int64_t first[8];        /* multi-dimensional index of the first mismatch */
+    uint64_t first_flat;     /* its flat index (valid when mismatches > 0) */
+    double first_got, first_want;
+} npu_cmp_result;
+
+npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *want, double rtol,
+                       double atol, npu_cmp_result *r, npu_diag *d);
+/* One line: "pass: 1048576 elements, max abs 1.2e-07, max rel 3.4e-06" or
+ * "FAIL: 17 of 1048576 mismatch (...), first at [3, 14]: got 1.5, want 1.25". */
+void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
+
 #endif

@@ -270,10 +270,13 @@ struct npu_sim {
     npu_finding *findings;
     size_t nfind, capfind;
     uint64_t cycles;                /* the timing engine sets it after a run */
+    struct sim_timing_stats *tstats; /* perf/timing statistics of the last run (or NULL) */
     npu_diag fault;                 /* the report of the first fault */
     int faulted;
     /* the step's scratch: the unit context of the core being stepped */
     sim_unit_ctx uctx;
+    int uctx_core;                  /* the core uctx points at (-1: none) */
+    int rec_gm;                     /* record units' GM ranges into the core's gmr */
     int cur_core;
     uint64_t cur_pc;
     isa_pipe cur_pipe;
@@ -301,10 +304,10 @@ npu_status sim_core_run(npu_sim *s, int core, uint64_t budget, npu_diag *d);
  * PMU, state RUNNING. Allocates the cores if needed. */
 npu_status sim_cores_reset(npu_sim *s, npu_diag *d);
 
-/* sync_all protocol: 1 when every core of the launch is AT_BARRIER or
- * ENDED and at least one is AT_BARRIER; sim_barrier_release sets those
- * AT_BARRIER back to RUNNING. A barrier some core can never reach (it ended
- * while others wait) is a deadlock: sim_barrier_check reports it. */
+/* sync_all protocol: 1 when every core of the launch is AT_BARRIER;
+ * sim_barrier_release sets them back to RUNNING. A barrier some core can
+ * never reach (it ended while others wait) is a deadlock: sim_barrier_check
+ * reports it (NPU_EDEADLOCK, with every core's pc). */
 int sim_barrier_ready(const npu_sim *s);
 void sim_barrier_release(npu_sim *s);
 npu_status sim_barrier_check(npu_sim *s, npu_diag *d);
@@ -333,9 +336,8 @@ void sim_symbolize(const npu_sim *s, uint64_t pc, char *buf, size_t n);
 /* Func mode over every core of the launch (round-robin for sync_all). */
 npu_status sim_run_func(npu_sim *s, npu_diag *d);
 
-/* The timing engine's entry (timing*.c, weak stub until it lands): runs
- * perf (nodata = 0) or timing (nodata = 1) mode and sets s->cycles. */
-npu_status sim_run_timing(npu_sim *s, const npu_run_opts *opts, npu_diag *d);
+/* Perf and timing modes go to the timing engine's sim_timing_run
+ * (sim/timing.h); its statistics of the last run stay in s->tstats. */
 
 /* Copy bound arguments into GM and the parameter block before a run. */
 npu_status sim_place_args(npu_sim *s, npu_diag *d);

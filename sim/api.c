@@ -1,0 +1,194 @@
+/* api.c — libnpusim's argument binding and result accessors. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim_int.h"  /* first: config.h must see the dtype enum before isa.h */
+#include "frontend/npy.h"
+
+#define SIM_MAX_ARGS 4096
+
+void npu_sim_clear_args(npu_sim *s)
+{
+    s->nargs = 0;
+    sim_gm_drop_kind(&s->gm, SIM_GM_TENSOR);
+}
+
+static npu_status new_arg(npu_sim *s, const char *name, sim_arg **out, npu_diag *d)
+{
+    char nm[64];
+    if (name && *name) {
+        if (strlen(name) >= sizeof nm)
+            return npu_errf(d, NPU_EINVAL, "argument name '%.40s...' is longer than %zu characters",
+                            name, sizeof nm - 1);
+        snprintf(nm, sizeof nm, "%s", name);
+    } else {
+        snprintf(nm, sizeof nm, "arg%zu", s->nargs);
+    }
+    for (size_t i = 0; i < s->nargs; i++)
+        if (strcmp(s->args[i].name, nm) == 0)
+            return npu_errf(d, NPU_EINVAL, "argument '%s' is bound twice (arguments %zu and %zu)",
+                            nm, i, s->nargs);
+    if (s->nargs >= SIM_MAX_ARGS)
+        return npu_errf(d, NPU_EINVAL, "more than %d arguments", SIM_MAX_ARGS);
+    if (s->nargs == s->capargs) {
+        size_t nc = s->capargs ? s->capargs * 2 : 16;
+        sim_arg *na = npu_realloc(s->args, nc * sizeof *na);
+        if (!na)
+            return npu_errf(d, NPU_ENOMEM, "out of memory for arguments");
+        s->args = na;
+        s->capargs = nc;
+    }
+    sim_arg *a = &s->args[s->nargs];
+    memset(a, 0, sizeof *a);
+    snprintf(a->name, sizeof a->name, "%s", nm);
+    *out = a;
+    return NPU_OK;
+}
+
+static npu_status bind_tensor_raw(npu_sim *s, const char *name, int dtype, int ndim,
+                                  const int64_t *shape, const void *data, npu_dir dir,
+                                  npu_diag *d)
+{
+    if (!s->loaded)
+        return npu_errf(d, NPU_EINVAL, "bind: load a kernel before binding arguments");
+    if (isa_dtype_bytes(dtype) <= 0)
+        return npu_errf(d, NPU_EINVAL, "bind: bad dtype %d", dtype);
+    if (ndim < 0 || ndim > 8)
+        return npu_errf(d, NPU_EINVAL, "bind: %d dimensions (at most 8)", ndim);
+    if (dir != NPU_IN && dir != NPU_OUT && dir != NPU_INOUT)
+        return npu_errf(d, NPU_EINVAL, "bind: bad direction %d", (int)dir);
+    uint64_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return npu_errf(d, NPU_EINVAL, "bind: negative dimension %" PRId64, shape[i]);
+        if (shape[i] && numel > SIM_GM_LIMIT / (uint64_t)shape[i])
+            return npu_errf(d, NPU_EINVAL, "bind: tensor too large for GM");
+        numel *= (uint64_t)shape[i];
+    }
+    uint64_t nbytes = numel * (uint64_t)isa_dtype_bytes(dtype);
+    sim_arg *a;
+    npu_status st = new_arg(s, name, &a, d);
+    if (st)
+        return st;
+    a->kind = SIM_ARG_TENSOR;
+    a->dir = dir;
+    a->dtype = dtype;
+    a->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        a->shape[i] = shape[i];
+    a->nbytes = nbytes;
+    st = sim_gm_alloc_new(&s->gm, nbytes, SIM_GM_TENSOR, a->name, &a->addr, d);
+    if (!st && (dir & NPU_IN) && data && nbytes)
+        st = sim_gm_write_init(&s->gm, a->addr, data, nbytes, d);
+    if (st) {
+        npu_diag_prefix(d, "bind '%s'", a->name);
+        return st;
+    }
+    a->value = a->addr;
+    s->nargs++;
+    return NPU_OK;
+}
+
+npu_status npu_sim_bind_tensor(npu_sim *s, const char *name, const struct npy_tensor *t,
+                               npu_dir dir, npu_diag *d)
+{
+    if (!t)
+        return npu_errf(d, NPU_EINVAL, "bind: NULL tensor");
+    return bind_tensor_raw(s, name, (int)t->dtype, t->ndim, t->shape, t->data, dir, d);
+}
+
+npu_status npu_sim_bind_output(npu_sim *s, const char *name, int dtype, int ndim,
+                               const int64_t *shape, npu_diag *d)
+{
+    return bind_tensor_raw(s, name, dtype, ndim, shape, NULL, NPU_OUT, d);
+}
+
+npu_status npu_sim_bind_int(npu_sim *s, const char *name, int64_t v, npu_diag *d)
+{
+    if (!s->loaded)
+        return npu_errf(d, NPU_EINVAL, "bind: load a kernel before binding arguments");
+    sim_arg *a;
+    npu_status st = new_arg(s, name, &a, d);
+    if (st)
+        return st;
+    a->kind = SIM_ARG_INT;
+    a->value = (uint64_t)v;
+    s->nargs++;
+    return NPU_OK;
+}
+
+npu_status npu_sim_bind_float(npu_sim *s, const char *name, double v, npu_diag *d)
+{
+    if (!s->loaded)
+        return npu_errf(d, NPU_EINVAL, "bind: load a kernel before binding arguments");
+    sim_arg *a;
+    npu_status st = new_arg(s, name, &a, d);
+    if (st)
+        return st;
+    a->kind = SIM_ARG_FLOAT;
+    a->fvalue = v;
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    a->value = bits; /* f32 bits, zero-extended */
+    s->nargs++;
+    return NPU_OK;
+}
+
+static const sim_arg *find_arg(const npu_sim *s, const char *name)
+{
+    for (size_t i = 0; i < s->nargs; i++)
+        if (strcmp(s->args[i].name, name) == 0)
+            return &s->args[i];
+    return NULL;
+}
+
+uint64_t npu_sim_arg_addr(const npu_sim *s, const char *name)
+{
+    const sim_arg *a = find_arg(s, name);
+    return a && a->kind == SIM_ARG_TENSOR ? a->addr : 0;
+}
+
+npu_status npu_sim_get_output(npu_sim *s, const char *name, struct npy_tensor *out, npu_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    const sim_arg *a = find_arg(s, name);
+    if (!a)
+        return npu_errf(d, NPU_EINVAL, "no argument named '%s'", name);
+    if (a->kind != SIM_ARG_TENSOR)
+        return npu_errf(d, NPU_EINVAL, "argument '%s' is a scalar, not a tensor", name);
+    npu_status st = npy_alloc(out, (isa_dtype)a->dtype, a->ndim, a->shape, d);
+    if (st)
+        return st;
+    st = sim_gm_read(&s->gm, a->addr, out->data, a->nbytes, d);
+    if (st)
+        npy_free(out);
+    return st;
+}
+
+npu_status npu_sim_read_gm(npu_sim *s, uint64_t addr, void *dst, uint64_t len, npu_diag *d)
+{
+    return sim_gm_read(&s->gm, addr, dst, len, d);
+}
+
+uint64_t npu_sim_cycles(const npu_sim *s) { return s->cycles; }
+
+uint64_t npu_sim_insns(const npu_sim *s, int core)
+{
+    if (!s->cores)
+        return 0;
+    if (core >= 0)
+        return core < s->ncores ? s->cores[core].insns : 0;
+    uint64_t t = 0;
+    for (int i = 0; i < s->ncores; i++)
+        t += s->cores[i].insns;
+    return t;
+}
+
+uint64_t npu_sim_reg(const npu_sim *s, int core, int reg)
+{
+    if (!s->cores || core < 0 || core >= s->ncores || reg < 0 || reg > 31)
+        return 0;
+    return s->cores[core].x[reg];
+}

@@ -1,0 +1,595 @@
+/* exec.c — the executor: one core's instructions, functionally, in program
+ * order, at the moment the scalar unit dispatches them.
+ *
+ * The loop body is one function (exec_loop) specialised twice by the
+ * compiler through a constant `single` argument:
+ *   single = 1: sim_core_step — exactly one instruction, described in a
+ *               sim_op for the timing engine and the on_op observers;
+ *   single = 0: sim_core_run  — func mode's fast path: a switch over the
+ *               predecoded op in a tight loop, no per-instruction
+ *               description, no allocation, registers and pc in locals.
+ * Both share every semantic body, so the two cannot disagree.
+ *
+ * pc is a byte address; .text is predecoded into s->text with one sentinel
+ * (INVALID) entry after the last instruction, and every jump target is
+ * checked when taken, so the loop needs no per-instruction bounds check. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static void pmu_account(sim_core *c, uint64_t n)
+{
+    if (!(c->pmu_ctl & 1) || n == 0)
+        return;
+    for (int i = 0; i < 4; i++)
+        if (c->pmu_sel[i] == 0)
+            c->pmu_cnt[i] += n;
+}
+
+static void gmr_add(sim_core *c, uint64_t addr, uint64_t len, int is_write)
+{
+    if (c->ngmr == c->capgmr) {
+        uint32_t nc = c->capgmr ? c->capgmr * 2 : 64;
+        sim_gm_range *nr = npu_realloc(c->gmr, nc * sizeof *nr);
+        if (!nr) {
+            c->gmr_oom = 1;
+            return;
+        }
+        c->gmr = nr;
+        c->capgmr = nc;
+    }
+    c->gmr[c->ngmr].addr = addr;
+    c->gmr[c->ngmr].len = len;
+    c->gmr[c->ngmr].is_write = is_write;
+    c->ngmr++;
+}
+
+static void notify(npu_sim *s, sim_space sp, uint64_t addr, uint64_t len, int is_write)
+{
+    sim_access_ev ev = {s->cur_core, s->cur_pc, s->cur_pipe, sp, addr, len, is_write};
+    for (int i = 0; i < s->nobs; i++)
+        if (s->obs[i].access)
+            s->obs[i].access(s->obs[i].user, &ev);
+}
+
+/* The units' access sink: record GM ranges for the step, forward to observers. */
+static void unit_access(void *user, sim_space sp, uint64_t addr, uint64_t len, int is_write)
+{
+    npu_sim *s = user;
+    if (sp == SIM_SP_GM && s->rec_gm)
+        gmr_add(&s->cores[s->cur_core], addr, len, is_write);
+    if (s->nobs)
+        notify(s, sp, addr, len, is_write);
+}
+
+/* Point the unit context at core c (cached: only when the core changes). */
+static void setup_uctx(npu_sim *s, int core)
+{
+    sim_core *c = &s->cores[core];
+    sim_unit_ctx *u = &s->uctx;
+    const cfg_machine *m = &s->cfg;
+    memset(u, 0, sizeof *u);
+    for (int sp = SIM_SP_L1; sp < SIM_SP_COUNT; sp++) {
+        u->buf[sp] = c->buf[sp];
+        u->size[sp] = c->bufsize[sp];
+    }
+    u->align[SIM_SP_GM] = 1;
+    u->align[SIM_SP_L1] = (uint32_t)m->core.l1.align;
+    u->align[SIM_SP_L0A] = (uint32_t)m->core.l0a.align;
+    u->align[SIM_SP_L0B] = (uint32_t)m->core.l0b.align;
+    u->align[SIM_SP_L0C] = (uint32_t)m->core.l0c.align;
+    u->align[SIM_SP_UB] = (uint32_t)m->core.ub.align;
+    u->align[SIM_SP_SB] = (uint32_t)m->core.sdata.align;
+    u->gm = sim_gm_iface(&s->gm);
+    u->vmask = &c->vmask;
+    u->x = c->x;
+    u->nodata = s->nodata;
+    u->access = unit_access;
+    u->access_user = s;
+    u->ub_banks = (uint32_t)m->core.ub.banks;
+    u->ub_bank_bytes = (uint32_t)m->core.ub.bank_size;
+    u->ub_bank_groups = (uint32_t)m->core.ub.bank_groups;
+    s->uctx_core = core;
+}
+
+static const char *mnem(isa_op op)
+{
+    const isa_info *i = isa_info_of(op);
+    return i ? i->mnemonic : "?";
+}
+
+/* The fault for a word that did not decode (or the sentinel past .text). */
+static npu_status illegal(npu_sim *s, int core, uint64_t pc, npu_diag *d)
+{
+    if (pc >= s->text_end)
+        return sim_fault(s, core, pc, NPU_EFAULT, d,
+                         "pc ran past the end of .text [0x0, 0x%" PRIx64 ")", s->text_end);
+    npu_diag tmp;
+    isa_insn in;
+    if (isa_decode(s->img.text[pc >> 3], &in, &tmp) == NPU_OK)
+        snprintf(tmp.msg, sizeof tmp.msg, "illegal instruction 0x%016" PRIx64, s->img.text[pc >> 3]);
+    return sim_fault(s, core, pc, NPU_EFAULT, d, "%s", tmp.msg);
+}
+
+static npu_status bad_target(npu_sim *s, int core, uint64_t pc, uint64_t t, npu_diag *d)
+{
+    return sim_fault(s, core, pc, NPU_EFAULT, d,
+                     "jump target 0x%" PRIx64 " is outside .text [0x0, 0x%" PRIx64 ")%s", t,
+                     s->text_end, (t & 7) ? " and not 8-aligned" : "");
+}
+
+static npu_status sb_fault(npu_sim *s, int core, uint64_t pc, uint64_t addr, unsigned size,
+                           int is_write, npu_diag *d)
+{
+    const sim_core *c = &s->cores[core];
+    uint64_t sbs = c->bufsize[SIM_SP_SB];
+    if (addr & (size - 1))
+        return sim_fault(s, core, pc, NPU_EFAULT, d,
+                         "misaligned scalar buffer %s of %u bytes at 0x%" PRIx64
+                         " (needs %u-byte alignment)",
+                         is_write ? "write" : "read", size, addr, size);
+    return sim_fault(s, core, pc, NPU_EFAULT, d,
+                     "scalar buffer %s [0x%" PRIx64 ", +%u) outside the scalar buffer (%" PRIu64
+                     " bytes)",
+                     is_write ? "write" : "read", addr, size, sbs);
+}
+
+/* Little-endian loads/stores on the host buffer (memcpy: no aliasing UB;
+ * the compiler turns each into one move). */
+static inline uint64_t ld_le(const uint8_t *p, unsigned size)
+{
+    uint64_t v = 0;
+    switch (size) {
+    case 1: v = p[0]; break;
+    case 2: { uint16_t t; memcpy(&t, p, 2); v = t; } break;
+    case 4: { uint32_t t; memcpy(&t, p, 4); v = t; } break;
+    default: memcpy(&v, p, 8); break;
+    }
+    return v;
+}
+
+static inline void st_le(uint8_t *p, uint64_t v, unsigned size)
+{
+    switch (size) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: { uint16_t t = (uint16_t)v; memcpy(p, &t, 2); } break;
+    case 4: { uint32_t t = (uint32_t)v; memcpy(p, &t, 4); } break;
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static const char *pipe_nm(int p) { return isa_pipe_name(p); }
+
+/* ---- the loop ----------------------------------------------------------- */
+
+#define RS1 x[in->rs1]
+#define RS2 x[in->rs2]
+#define RD x[in->rd]
+#define SRS1 ((int64_t)x[in->rs1])
+#define SRS2 ((int64_t)x[in->rs2])
+#define IMM ((uint64_t)in->imm)
+
+/* Taken control transfer to t: checked against .text. */
+#define JUMP_TO(t)                                                   \
+    do {                                                             \
+        uint64_t t_ = (t);                                           \
+        if (t_ >= s->text_end || (t_ & 7)) {                         \
+            st = bad_target(s, core, pc, t_, d);                     \
+            goto fault;                                              \
+        }                                                            \
+        next = t_;                                                   \
+    } while (0)
+
+#define BRANCH(cond)                                                 \
+    do {                                                             \
+        int tk_ = (cond);                                            \
+        if (single) { op->is_branch = 1; op->taken = tk_; }          \
+        if (tk_) {                                                   \
+            JUMP_TO(pc + IMM);                                       \
+            if (single) op->target = next;                           \
+        }                                                            \
+    } while (0)
+
+/* Scalar buffer load/store of `sz` bytes (sz a power of two). */
+#define SB_ADDR(sz)                                                  \
+    uint64_t a_ = RS1 + IMM;                                         \
+    if (a_ > sbsize - (sz) || (a_ & ((sz) - 1)) || sbsize < (sz)) {  \
+        st = sb_fault(s, core, pc, a_, (sz), is_st_, d);             \
+        goto fault;                                                  \
+    }                                                                \
+    if (obs) { s->cur_pc = pc; s->cur_pipe = ISA_PIPE_S;             \
+               notify(s, SIM_SP_SB, a_, (sz), is_st_); }
+#define SB_LOAD(sz, conv)                                            \
+    { const int is_st_ = 0; SB_ADDR(sz)                              \
+      RD = conv(ld_le(sb + a_, (sz))); }
+#define SB_STORE(sz)                                                 \
+    { const int is_st_ = 1; SB_ADDR(sz)                              \
+      st_le(sb + a_, RS2, (sz)); }
+
+#define CONV_S8(v) ((uint64_t)(int64_t)(int8_t)(v))
+#define CONV_S16(v) ((uint64_t)(int64_t)(int16_t)(v))
+#define CONV_S32(v) ((uint64_t)(int64_t)(int32_t)(v))
+#define CONV_U(v) (v)
+
+static inline __attribute__((always_inline)) npu_status
+exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d, const int single)
+{
+    sim_core *c = &s->cores[core];
+    uint64_t *x = c->x;
+    const sim_pinsn *text = s->text;
+    uint8_t *sb = c->buf[SIM_SP_SB];
+    const uint64_t sbsize = c->bufsize[SIM_SP_SB];
+    const int obs = s->nobs;
+    uint64_t pc = c->pc;
+    uint64_t n = 0, acc = 0;   /* retired here; of which given to the PMU */
+    npu_status st = NPU_OK;
+    const isa_insn *in = NULL;
+    uint64_t next = pc;
+
+    if (s->uctx_core != core)
+        setup_uctx(s, core);
+    s->cur_core = core;
+    if (single) {
+        memset(op, 0, sizeof *op);
+        c->ngmr = 0;
+    }
+
+    for (;;) {
+        in = &text[pc >> 3].in;
+        next = pc + 8;
+        switch (in->op) {
+        /* ---- system ---- */
+        case ISA_OP_NOP: break;
+        case ISA_OP_HALT:
+            c->state = SIM_CORE_ENDED;
+            if (single) op->ended = 1;
+            goto retire_stop;
+        case ISA_OP_TRAP:
+            st = sim_fault(s, core, pc, NPU_EFAULT, d, "trap %" PRId64, in->imm);
+            goto fault;
+        /* ---- ALU register-register ---- */
+        case ISA_OP_ADD: RD = RS1 + RS2; break;
+        case ISA_OP_SUB: RD = RS1 - RS2; break;
+        case ISA_OP_MUL: RD = RS1 * RS2; break;
+        case ISA_OP_MULH:
+            RD = (uint64_t)(((__int128)SRS1 * (__int128)SRS2) >> 64);
+            break;
+        case ISA_OP_DIV: {
+            int64_t a = SRS1, b = SRS2;
+            RD = b == 0 ? ~0ull : (a == INT64_MIN && b == -1) ? (uint64_t)INT64_MIN
+                                                              : (uint64_t)(a / b);
+            break;
+        }
+        case ISA_OP_DIVU: RD = RS2 == 0 ? ~0ull : RS1 / RS2; break;
+        case ISA_OP_REM: {
+            int64_t a = SRS1, b = SRS2;
+            RD = b == 0 ? (uint64_t)a : (b == -1) ? 0 : (uint64_t)(a % b);
+            break;
+        }
+        case ISA_OP_REMU: RD = RS2 == 0 ? RS1 : RS1 % RS2; break;
+        case ISA_OP_AND: RD = RS1 & RS2; break;
+        case ISA_OP_OR: RD = RS1 | RS2; break;
+        case ISA_OP_XOR: RD = RS1 ^ RS2; break;
+        case ISA_OP_SLL: RD = RS1 << (RS2 & 63); break;
+        case ISA_OP_SRL: RD = RS1 >> (RS2 & 63); break;
+        case ISA_OP_SRA: RD = (uint64_t)(SRS1 >> (RS2 & 63)); break;
+        case ISA_OP_SLT: RD = SRS1 < SRS2; break;
+        case ISA_OP_SLTU: RD = RS1 < RS2; break;
+        case ISA_OP_MIN: RD = SRS1 < SRS2 ? RS1 : RS2; break;
+        case ISA_OP_MAX: RD = SRS1 > SRS2 ? RS1 : RS2; break;
+        case ISA_OP_MINU: RD = RS1 < RS2 ? RS1 : RS2; break;
+        case ISA_OP_MAXU: RD = RS1 > RS2 ? RS1 : RS2; break;
+        /* ---- ALU register-immediate ---- */
+        case ISA_OP_ADDI: RD = RS1 + IMM; break;
+        case ISA_OP_MULI: RD = RS1 * IMM; break;
+        case ISA_OP_ANDI: RD = RS1 & IMM; break;
+        case ISA_OP_ORI: RD = RS1 | IMM; break;
+        case ISA_OP_XORI: RD = RS1 ^ IMM; break;
+        case ISA_OP_SLLI: RD = RS1 << (IMM & 63); break;
+        case ISA_OP_SRLI: RD = RS1 >> (IMM & 63); break;
+        case ISA_OP_SRAI: RD = (uint64_t)(SRS1 >> (IMM & 63)); break;
+        case ISA_OP_SLTI: RD = SRS1 < in->imm; break;
+        case ISA_OP_SLTIU: RD = RS1 < IMM; break;
+        case ISA_OP_LI: RD = IMM; break;
+        case ISA_OP_LIH: RD = (RD & 0x0000ffffffffffffull) | ((IMM & 0xffff) << 48); break;
+        /* ---- scalar buffer ---- */
+        case ISA_OP_LB: SB_LOAD(1, CONV_S8) break;
+        case ISA_OP_LBU: SB_LOAD(1, CONV_U) break;
+        case ISA_OP_LH: SB_LOAD(2, CONV_S16) break;
+        case ISA_OP_LHU: SB_LOAD(2, CONV_U) break;
+        case ISA_OP_LW: SB_LOAD(4, CONV_S32) break;
+        case ISA_OP_LWU: SB_LOAD(4, CONV_U) break;
+        case ISA_OP_LD: SB_LOAD(8, CONV_U) break;
+        case ISA_OP_SB: SB_STORE(1) break;
+        case ISA_OP_SH: SB_STORE(2) break;
+        case ISA_OP_SW: SB_STORE(4) break;
+        case ISA_OP_SD: SB_STORE(8) break;
+        /* ---- GM scalar access ---- */
+        case ISA_OP_LDG: case ISA_OP_LWG: case ISA_OP_SDG: case ISA_OP_SWG: {
+            const unsigned sz = (in->op == ISA_OP_LDG || in->op == ISA_OP_SDG) ? 8 : 4;
+            const int is_wr = in->op == ISA_OP_SDG || in->op == ISA_OP_SWG;
+            uint64_t a = RS1 + IMM;
+            if (a & (sz - 1)) {
+                st = sim_fault(s, core, pc, NPU_EFAULT, d,
+                               "misaligned GM %s of %u bytes at 0x%" PRIx64 " (needs %u-byte alignment)",
+                               is_wr ? "write" : "read", sz, a, sz);
+                goto fault;
+            }
+            uint8_t tmp[8];
+            npu_diag gd;
+            if (is_wr) {
+                st_le(tmp, RS2, sz);
+                st = sim_gm_write(&s->gm, a, tmp, sz, &gd);
+            } else {
+                if (s->nodata) {
+                    const sim_gm_alloc *al = sim_gm_find(&s->gm, a, sz);
+                    if (al && al->kind == SIM_GM_TENSOR) {
+                        st = sim_fault(s, core, pc, NPU_EUNSUPP, d,
+                                       "timing mode cannot run this kernel: %s at pc 0x%" PRIx64
+                                       " reads tensor data of %s (control flow depends on data); "
+                                       "use --mode perf",
+                                       mnem(in->op), pc, al->name);
+                        goto fault;
+                    }
+                }
+                st = sim_gm_read(&s->gm, a, tmp, sz, &gd);
+            }
+            if (st) {
+                st = sim_fault(s, core, pc, st, d, "%s", gd.msg);
+                goto fault;
+            }
+            if (!is_wr)
+                RD = sz == 8 ? ld_le(tmp, 8) : CONV_S32(ld_le(tmp, 4));
+            if (single)
+                gmr_add(c, a, sz, is_wr);
+            if (obs) {
+                s->cur_pc = pc;
+                s->cur_pipe = ISA_PIPE_S;
+                notify(s, SIM_SP_GM, a, sz, is_wr);
+            }
+            break;
+        }
+        /* ---- control flow ---- */
+        case ISA_OP_BEQ: BRANCH(RS1 == RS2); break;
+        case ISA_OP_BNE: BRANCH(RS1 != RS2); break;
+        case ISA_OP_BLT: BRANCH(SRS1 < SRS2); break;
+        case ISA_OP_BGE: BRANCH(SRS1 >= SRS2); break;
+        case ISA_OP_BLTU: BRANCH(RS1 < RS2); break;
+        case ISA_OP_BGEU: BRANCH(RS1 >= RS2); break;
+        case ISA_OP_JAL:
+            JUMP_TO(pc + IMM);
+            RD = pc + 8;
+            if (single) {
+                op->target = next;
+                op->is_call = in->rd == 1;
+            }
+            break;
+        case ISA_OP_JALR: {
+            uint64_t t = (RS1 + IMM) & ~7ull;
+            if (single) {
+                op->target = t;
+                op->is_call = in->rd == 1;
+                op->is_ret = in->rd == 0 && in->rs1 == 1 && in->imm == 0;
+            }
+            if (t == s->text_end) {
+                /* the initial ra: the entry function returned, like halt */
+                RD = pc + 8;
+                c->state = SIM_CORE_ENDED;
+                if (single) op->ended = 1;
+                next = t;
+                x[0] = 0;
+                goto retire_stop_keep_next;
+            }
+            JUMP_TO(t);
+            RD = pc + 8;
+            break;
+        }
+        /* ---- special registers ---- */
+        case ISA_OP_MFSR: {
+            uint64_t v = 0;
+            switch (in->sreg) {
+            case ISA_SR_COREID: v = (uint64_t)c->id; break;
+            case ISA_SR_CORENUM: v = (uint64_t)s->ncores; break;
+            case ISA_SR_CYCLE: v = c->cycle; break;
+            case ISA_SR_ARGS: v = s->param_addr; break;
+            case ISA_SR_NARGS: v = s->nargs; break;
+            case ISA_SR_PMUCTL: v = c->pmu_ctl; break;
+            case ISA_SR_PMUSEL0: case ISA_SR_PMUSEL1: case ISA_SR_PMUSEL2: case ISA_SR_PMUSEL3:
+                v = c->pmu_sel[in->sreg - ISA_SR_PMUSEL0];
+                break;
+            case ISA_SR_PMUCNT0: case ISA_SR_PMUCNT1: case ISA_SR_PMUCNT2: case ISA_SR_PMUCNT3: {
+                int i = in->sreg - ISA_SR_PMUCNT0;
+                pmu_account(c, n - acc);
+                acc = n;
+                v = c->pmu_cnt[i];
+                if (c->pmu_sel[i] != 0 && s->pmu_read)
+                    v = s->pmu_read(s->pmu_user, s, core, i, c->pmu_sel[i]);
+                break;
+            }
+            default:
+                st = sim_fault(s, core, pc, NPU_EFAULT, d, "no special register 0x%x", in->sreg);
+                goto fault;
+            }
+            RD = v;
+            break;
+        }
+        case ISA_OP_MTSR: {
+            pmu_account(c, n - acc);
+            acc = n;
+            uint64_t v = RS1;
+            switch (in->sreg) {
+            case ISA_SR_PMUCTL:
+                if (v & 2)
+                    memset(c->pmu_cnt, 0, sizeof c->pmu_cnt);
+                c->pmu_ctl = v & 1;
+                break;
+            case ISA_SR_PMUSEL0: case ISA_SR_PMUSEL1: case ISA_SR_PMUSEL2: case ISA_SR_PMUSEL3:
+                c->pmu_sel[in->sreg - ISA_SR_PMUSEL0] = v;
+                break;
+            default:
+                st = sim_fault(s, core, pc, NPU_EFAULT, d, "special register %s is read-only",
+                               isa_sreg_name(in->sreg) ? isa_sreg_name(in->sreg) : "?");
+                goto fault;
+            }
+            break;
+        }
+        /* ---- synchronisation ---- */
+        case ISA_OP_SETF: case ISA_OP_WAITF: {
+            unsigned sp = in->spipe, dp = in->dpipe, id = in->fid;
+            if (sp >= ISA_NPIPES || dp >= ISA_NPIPES || sp == dp || id >= SIM_NFLAG_IDS) {
+                st = sim_fault(s, core, pc, NPU_EFAULT, d,
+                               "bad flag (%s, %s, %u): pipes must be two different real pipes, id 0..%d",
+                               pipe_nm((int)sp), pipe_nm((int)dp), id, SIM_NFLAG_IDS - 1);
+                goto fault;
+            }
+            sim_flag *f = &c->flag[sp][dp][id];
+            if (in->op == ISA_OP_SETF) {
+                if (f->pending > 0)
+                    sim_add_finding(s, NPU_FIND_FLAG_SET_TWICE, core, pc,
+                                    "set_flag(%s, %s, %u) at pc 0x%" PRIx64
+                                    " sets a flag already set (at pc 0x%" PRIx64 ") and not yet waited for",
+                                    pipe_nm((int)sp), pipe_nm((int)dp), id, pc, f->last_set_pc);
+                f->pending++;
+                f->nset++;
+                f->last_set_pc = pc;
+                if (single) op->is_set_flag = 1;
+            } else {
+                if (dp == ISA_PIPE_S && f->pending <= 0) {
+                    st = sim_fault(s, core, pc, NPU_EDEADLOCK, d,
+                                   "deadlock: wait_flag(%s, S, %u) blocks the scalar unit but no "
+                                   "earlier set_flag(%s, S, %u) is pending, and no later one can be issued",
+                                   pipe_nm((int)sp), id, pipe_nm((int)sp), id);
+                    goto fault;
+                }
+                f->pending--;
+                f->nwait++;
+                f->last_wait_pc = pc;
+                if (single) op->is_wait_flag = 1;
+            }
+            break;
+        }
+        case ISA_OP_PBAR:
+            if (in->pipe > ISA_PIPE_ALL) {
+                st = sim_fault(s, core, pc, NPU_EFAULT, d, "pipe_barrier: no pipe %d", in->pipe);
+                goto fault;
+            }
+            if (single) {
+                op->is_barrier = 1;
+                op->barrier_pipe = in->pipe;
+            }
+            break;
+        case ISA_OP_SYNCALL:
+            c->state = SIM_CORE_AT_BARRIER;
+            if (single) op->is_sync_all = 1;
+            goto retire_stop;
+        /* ---- vector mask ---- */
+        case ISA_OP_VMASK:
+            c->vmask.bits[0] = RS1;
+            c->vmask.bits[1] = RS2;
+            c->vmask.counter_mode = 0;
+            break;
+        case ISA_OP_VMASKC:
+            c->vmask.counter_mode = 1;
+            c->vmask.count = RS1;
+            break;
+        case ISA_OP_INVALID:
+            st = illegal(s, core, pc, d);
+            goto fault;
+        /* ---- everything else goes to its unit ---- */
+        default: {
+            sim_work w;
+            npu_diag ud;
+            memset(&w, 0, sizeof w);
+            s->cur_pc = pc;
+            s->cur_pipe = isa_insn_pipe(in);
+            s->rec_gm = single;
+            int u = sim_unit_of(in->op);
+            if (u == 'v')
+                st = sim_exec_vec(&s->uctx, in, &w, &ud);
+            else if (u == 'c')
+                st = sim_exec_cube(&s->uctx, in, &w, &ud);
+            else if (u == 'd')
+                st = sim_exec_dma(&s->uctx, in, &w, &ud);
+            else
+                st = npu_errf(&ud, NPU_EFAULT, "%s: no unit executes this instruction",
+                              mnem(in->op));
+            if (st) {
+                st = sim_fault(s, core, pc, st, d, "%s", ud.msg);
+                goto fault;
+            }
+            if (single)
+                op->work = w;
+            break;
+        }
+        }
+        x[0] = 0;
+        n++;
+        if (single) {
+            pc = next;
+            goto done;
+        }
+        pc = next;
+        if (n >= budget)
+            goto done;
+        continue;
+
+    retire_stop:
+        x[0] = 0;
+    retire_stop_keep_next:
+        n++;
+        pc = next;
+        goto done;
+    }
+
+fault:
+    if (single)
+        op->faulted = 1;
+    next = pc;   /* a faulting instruction does not retire; pc stays at it */
+done:
+    c->pc = pc;
+    c->insns += n;
+    pmu_account(c, n - acc);
+    if (single) {
+        op->next_pc = c->pc;
+        op->in = *in;
+        op->pipe = isa_insn_pipe(in);
+        const isa_info *ii = isa_info_of(in->op);
+        op->cost = ii ? ii->cost : ISA_COST_SYS;
+        op->gm = c->gmr;
+        op->ngm = c->ngmr;
+    }
+    return st;
+}
+
+npu_status sim_core_step(npu_sim *s, int core, sim_op *op, npu_diag *d)
+{
+    if (core < 0 || core >= s->ncores || !s->cores)
+        return npu_errf(d, NPU_EINVAL, "sim_core_step: no core %d", core);
+    sim_core *c = &s->cores[core];
+    if (c->state != SIM_CORE_RUNNING)
+        return npu_errf(d, NPU_EINVAL, "sim_core_step: core %d is not running (state %d)", core,
+                        (int)c->state);
+    sim_op tmp;
+    if (!op)
+        op = &tmp;
+    uint64_t pc0 = c->pc;
+    npu_status st = exec_loop(s, core, 1, op, d, 1);
+    op->pc = pc0;
+    for (int i = 0; i < s->nobs; i++)
+        if (s->obs[i].on_op)
+            s->obs[i].on_op(s->obs[i].user, s, core, op);
+    return st;
+}
+
+npu_status sim_core_run(npu_sim *s, int core, uint64_t budget, npu_diag *d)
+{
+    if (core < 0 || core >= s->ncores || !s->cores)
+        return npu_errf(d, NPU_EINVAL, "sim_core_run: no core %d", core);
+    if (s->cores[core].state != SIM_CORE_RUNNING || budget == 0)
+        return NPU_OK;
+    return exec_loop(s, core, budget, NULL, d, 0);
+}
