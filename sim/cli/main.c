@@ -1,3 +1,76 @@
-/* placeholder replaced by the CLI */
+/* main.c — the npusim command: a table of subcommands (commands.def) and a
+ * dispatcher. Every command body lives in its own part. */
 #include <stdio.h>
-int main(void) { puts("npusim"); return 0; }
+#include <string.h>
+
+#include "frontend/asm.h"
+
+#ifndef NPUSIM_VERSION
+#define NPUSIM_VERSION "0.1.0"
+#endif
+
+typedef int (*cmd_fn)(int argc, char **argv);
+typedef struct cmd { const char *name; cmd_fn fn; const char *summary; } cmd;
+
+static const cmd cmds[] = {
+#define CMD(name, fn, summary) {#name, fn, summary},
+#include "sim/cli/commands.def"
+#undef CMD
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: npusim COMMAND [ARGS...]\n"
+               "       npusim help COMMAND | npusim COMMAND --help | npusim --version\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "  %-8s %s\n", "help", "show the help of a command");
+}
+
+static const cmd *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(cmds[i].name, name))
+            return &cmds[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *a = argv[1];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+        printf("npusim %s\n", NPUSIM_VERSION);
+        return 0;
+    }
+    if (!strcmp(a, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        const cmd *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "npusim: unknown command '%s' (see npusim --help)\n", argv[2]);
+            return 2;
+        }
+        char *hargv[] = {argv[2], "--help", NULL};
+        return c->fn(2, hargv);
+    }
+    if (a[0] == '-') {
+        fprintf(stderr, "npusim: unknown option '%s' (see npusim --help)\n", a);
+        return 2;
+    }
+    const cmd *c = find(a);
+    if (!c) {
+        fprintf(stderr, "npusim: unknown command '%s' (see npusim --help)\n", a);
+        return 2;
+    }
+    return c->fn(argc - 1, argv + 1);
+}
