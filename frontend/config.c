@@ -564,10 +564,8 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
-/* Parse JSON text strictly (one value, nothing but whitespace after it). On
- * a syntax error the message is "where:LINE:COL: ...". */
-static npu_status parse_json_doc(const char *text, size_t len, const char *where,
-                                 cJSON **out, npu_diag *d)
+npu_status cfg_json_parse(const char *text, size_t len, const char *where,
+                          struct cJSON **out, npu_diag *d)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -598,9 +596,8 @@ static npu_status parse_json_doc(const char *text, size_t len, const char *where
                     trailing ? "(trailing text after the value) at" : "near", near);
 }
 
-/* The version member of a top-level object: required, integer, supported. */
-static npu_status check_version(const cJSON *root, const char *where, int supported,
-                                npu_diag *d)
+npu_status cfg_json_check_version(const struct cJSON *root, const char *where,
+                                  int supported, npu_diag *d)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
     if (!v)
@@ -623,13 +620,13 @@ npu_status cfg_apply_json_text(cfg_machine *m, const char *text, size_t len,
 {
     if (!where) where = "<config>";
     cJSON *root = NULL;
-    npu_status s = parse_json_doc(text, len, where, &root, d);
+    npu_status s = cfg_json_parse(text, len, where, &root, d);
     if (s != NPU_OK) return s;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return npu_errf(d, NPU_EINVAL, "%s: expected a JSON object at the top", where);
     }
-    s = check_version(root, where, CFG_VERSION, d);
+    s = cfg_json_check_version(root, where, CFG_VERSION, d);
     if (s == NPU_OK) {
         /* work on a copy so that a failure leaves m as it was */
         cfg_machine *tmp = npu_malloc(sizeof *tmp);

@@ -109,6 +109,7 @@ typedef struct cfg_machine {
     } sync;
     struct {
         uint64_t startup_cycles;
+        uint64_t min_cycles;         /* minimum occupancy of one mmad (timing) */
         double sparse_speedup;
         cfg_cube_dt dt[ISA_DT__COUNT];   /* indexed by isa_dtype of the inputs */
     } cube;
@@ -124,6 +125,8 @@ typedef struct cfg_machine {
         int memory_model;            /* CFG_MEM_HBM or CFG_MEM_FIXED */
         uint64_t gm_fixed_latency;
         double gm_fixed_bytes_per_cycle;
+        uint64_t gm_request_bytes;   /* fixed mode: GM traffic is split into requests of this size */
+        uint64_t dma_min_cycles;     /* minimum occupancy of one data move (timing) */
         uint64_t max_cycles;
     } timing;
     mem_config mem;                  /* the memory system: memmodel/mem.h */
@@ -201,6 +204,18 @@ npu_status cfg_validate(const cfg_machine *m, npu_diag *d);
  * two-space indented, ending in a newline. npu_malloc'd; NULL if out of
  * memory. cfg_load_json_text of it gives back the same machine. */
 char *cfg_dump_json(const cfg_machine *m);
+
+/* ---- JSON helpers shared by the frontend's strict JSON readers ----------- */
+struct cJSON;
+/* Parse one JSON document strictly: one value and nothing but whitespace
+ * after it. A syntax error is EFORMAT with "where:LINE:COL: JSON syntax
+ * error near '...'". Free *out with cJSON_Delete. */
+npu_status cfg_json_parse(const char *text, size_t len, const char *where,
+                          struct cJSON **out, npu_diag *d);
+/* The "version" member of a top-level object: required, an integer, equal
+ * to supported; otherwise an error naming where. */
+npu_status cfg_json_check_version(const struct cJSON *root, const char *where,
+                                  int supported, npu_diag *d);
 
 /* `npusim config --dump [--config FILE] [--set k=v ...] [-o FILE]`,
  * `npusim config --check FILE`, `npusim config --help`. argv[0] is the
