@@ -1,0 +1,8 @@
+/* dma.c — the data-move engines. Not yet implemented. */
+#include "sim/units_int.h"
+
+npu_status sim_exec_dma(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d)
+{
+    (void)ctx; (void)w;
+    return npu_errf(d, NPU_EUNSUPP, "%s: data moves are not implemented yet", sim_mn(in));
+}
