@@ -295,10 +295,11 @@ float isa_fp_to_f32(isa_dtype dt, uint32_t bits)
         return isa_fp_f16_to_f32((uint16_t)bits);
     if (dt == ISA_DT_BF16)
         return isa_fp_bf16_to_f32((uint16_t)bits);
-    /* fp8: exact through double (every fp8 value is an fp32); the engine
-     * canonicalises NaN without relying on the host's NaN conversion. */
-    return isa_fp_bits_f32(isa_fp_from_double(ISA_DT_F32, isa_fp_to_double(dt, bits),
-                                              ISA_RM_RNE, 0));
+    if (dt == ISA_DT_E4M3)
+        return isa_fp_e4m3_to_f32((uint8_t)bits);
+    if (dt == ISA_DT_E5M2)
+        return isa_fp_e5m2_to_f32((uint8_t)bits);
+    return 0;
 }
 
 /* ---- float -> integer ----------------------------------------------------- */
@@ -404,8 +405,24 @@ uint16_t isa_fp_f32_to_f16_r(float v, int rmode, int sat) { return (uint16_t)isa
 uint16_t isa_fp_f32_to_bf16_r(float v, int rmode, int sat) { return (uint16_t)isa_fp_from_f32(ISA_DT_BF16, v, rmode, sat); }
 uint8_t isa_fp_f32_to_e4m3(float v, int rmode, int sat) { return (uint8_t)isa_fp_from_f32(ISA_DT_E4M3, v, rmode, sat); }
 uint8_t isa_fp_f32_to_e5m2(float v, int rmode, int sat) { return (uint8_t)isa_fp_from_f32(ISA_DT_E5M2, v, rmode, sat); }
-float isa_fp_e4m3_to_f32(uint8_t b) { return isa_fp_to_f32(ISA_DT_E4M3, b); }
-float isa_fp_e5m2_to_f32(uint8_t b) { return isa_fp_to_f32(ISA_DT_E5M2, b); }
+/* fp8 widening is on the vector unit's cast path too, so it skips the
+ * double detour: E5M2 is the top byte of an f16 (same exponent field and
+ * bias), and E4M3 is rebiased by hand. */
+float isa_fp_e5m2_to_f32(uint8_t b) { return isa_fp_f16_to_f32((uint16_t)(b << 8)); }
+
+float isa_fp_e4m3_to_f32(uint8_t b)
+{
+    uint32_t sign = (uint32_t)(b & 0x80u) << 24;
+    uint32_t em = b & 0x7Fu;
+    uint32_t u;
+    if (em == 0x7Fu)
+        u = ISA_FP_NAN_F32;
+    else if (em >= 0x08u)
+        u = (em << 20) + ((uint32_t)(127 - 7) << 23);
+    else /* subnormal: em * 2^-9, exact */
+        u = isa_fp_f32_bits((float)em * 0x1p-9f);
+    return isa_fp_bits_f32(u | sign);
+}
 float isa_fp_f64_to_f32(double v, int rmode, int sat) { return isa_fp_bits_f32(isa_fp_from_double(ISA_DT_F32, v, rmode, sat)); }
 uint16_t isa_fp_f64_to_f16(double v, int rmode, int sat) { return (uint16_t)isa_fp_from_double(ISA_DT_F16, v, rmode, sat); }
 uint16_t isa_fp_f64_to_bf16(double v, int rmode, int sat) { return (uint16_t)isa_fp_from_double(ISA_DT_BF16, v, rmode, sat); }
