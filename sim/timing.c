@@ -1,0 +1,1239 @@
+/* timing.c — the event-driven timing engine (see timing.h, docs/timing.md).
+ *
+ * Data structures, in one breath:
+ *   - one event heap for the whole launch, ordered by (cycle, creation
+ *     sequence): that order is the only order, so runs are deterministic;
+ *   - per core: the scalar unit's state machine (issue, stalled on a full
+ *     queue, waiting on a flag, draining for a barrier or halt, at the
+ *     cross-core barrier, waiting on a GM scalar load), the flag FIFOs, and
+ *     per pipe an in-order ring of dispatched instructions plus the one
+ *     instruction executing;
+ *   - the memory system behind a small vtable (tm_mem): memmodel's mem_sys
+ *     (L2 + HBM) or the fixed port (latency + one shared bandwidth), both with
+ *     the DRAMSim3 shape: can_accept, submit, advance_to, next_event and a
+ *     completion callback.
+ * Wake-ups carry a generation number so that a unit woken twice for the same
+ * moment runs once. */
+#include "sim/timing.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/cost.h"
+
+#ifdef MEM_H
+#define TM_HAVE_MEMMODEL 1   /* config.h carries memmodel's mem_config */
+#else
+#define TM_HAVE_MEMMODEL 0
+#endif
+
+#define TM_NONE UINT64_MAX
+#define TM_NP ISA_NPIPES
+
+const char *sim_stall_name(int cause)
+{
+    static const char *const names[SIM_STALL__COUNT] = {
+        "flag", "queue_full", "bank_conflict", "memory", "barrier"
+    };
+    return cause >= 0 && cause < SIM_STALL__COUNT ? names[cause] : "?";
+}
+
+void sim_timing_stats_free(sim_timing_stats *st)
+{
+    if (!st)
+        return;
+    npu_free(st->core);
+    st->core = NULL;
+    st->ncores = 0;
+}
+
+/* ===================================================================== *
+ *  Events
+ * ===================================================================== */
+
+enum { EV_SCALAR, EV_PIPE, EV_DONE, EV_GMSUB, EV_RELEASE };
+
+typedef struct tm_ev {
+    uint64_t t, seq;
+    uint32_t gen;
+    uint8_t type, pipe;
+    int core;
+} tm_ev;
+
+typedef struct tm_heap {
+    tm_ev *a;
+    size_t n, cap;
+    uint64_t seq;
+} tm_heap;
+
+static int ev_less(const tm_ev *x, const tm_ev *y)
+{
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int heap_push(tm_heap *h, tm_ev e)
+{
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 256;
+        tm_ev *na = npu_realloc(h->a, nc * sizeof *na);
+        if (!na)
+            return -1;
+        h->a = na;
+        h->cap = nc;
+    }
+    e.seq = h->seq++;
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &h->a[p]))
+            break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static tm_ev heap_pop(tm_heap *h)
+{
+    tm_ev top = h->a[0], last = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const tm_ev *mv = &last;
+        if (l < h->n && ev_less(&h->a[l], mv)) { m = l; mv = &h->a[l]; }
+        if (r < h->n && ev_less(&h->a[r], mv)) { m = r; }
+        if (m == i)
+            break;
+        h->a[i] = h->a[m];
+        i = m;
+    }
+    if (h->n)
+        h->a[i] = last;
+    return top;
+}
+
+/* ===================================================================== *
+ *  The memory system interface (fixed port or memmodel)
+ * ===================================================================== */
+
+typedef void (*tm_done_fn)(void *user, uint64_t tag, uint64_t cycle);
+
+typedef struct tm_mem {
+    void *impl;
+    int (*can_accept)(void *impl, uint64_t addr, int is_write);
+    npu_status (*submit)(void *impl, uint64_t addr, uint32_t bytes, int is_write, int core,
+                         uint64_t cycle, uint64_t tag, npu_diag *d);
+    void (*advance_to)(void *impl, uint64_t cycle);
+    uint64_t (*next_event)(void *impl);
+    void (*free)(void *impl);
+    uint32_t line;       /* requests never cross a line of this size */
+} tm_mem;
+
+/* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
+ * core, then a fixed latency. Completions are delivered from a heap in
+ * (cycle, submission) order. */
+typedef struct tm_fixed_done { uint64_t t, seq, tag; } tm_fixed_done;
+typedef struct tm_fixed {
+    double bw, free_at;
+    uint64_t lat, seq;
+    tm_fixed_done *a;
+    size_t n, cap;
+    tm_done_fn done;
+    void *user;
+} tm_fixed;
+
+static int fx_less(const tm_fixed_done *x, const tm_fixed_done *y)
+{
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int fixed_can_accept(void *impl, uint64_t addr, int is_write)
+{
+    (void)impl; (void)addr; (void)is_write;
+    return 1;
+}
+
+static npu_status fixed_submit(void *impl, uint64_t addr, uint32_t bytes, int is_write,
+                               int core, uint64_t cycle, uint64_t tag, npu_diag *d)
+{
+    tm_fixed *f = impl;
+    (void)addr; (void)is_write; (void)core;
+    double start = f->free_at > (double)cycle ? f->free_at : (double)cycle;
+    f->free_at = start + (double)bytes / f->bw;
+    tm_fixed_done e = { (uint64_t)ceil(f->free_at - 1e-9) + f->lat, f->seq++, tag };
+    if (f->n == f->cap) {
+        size_t nc = f->cap ? f->cap * 2 : 256;
+        tm_fixed_done *na = npu_realloc(f->a, nc * sizeof *na);
+        if (!na)
+            return npu_errf(d, NPU_ENOMEM, "timing: out of memory (GM port queue)");
+        f->a = na;
+        f->cap = nc;
+    }
+    size_t i = f->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!fx_less(&e, &f->a[p]))
+            break;
+        f->a[i] = f->a[p];
+        i = p;
+    }
+    f->a[i] = e;
+    return NPU_OK;
+}
+
+static void fixed_advance_to(void *impl, uint64_t cycle)
+{
+    tm_fixed *f = impl;
+    while (f->n && f->a[0].t <= cycle) {
+        tm_fixed_done top = f->a[0], last = f->a[--f->n];
+        size_t i = 0;
+        for (;;) {
+            size_t l = 2 * i + 1, r = l + 1, m = i;
+            const tm_fixed_done *mv = &last;
+            if (l < f->n && fx_less(&f->a[l], mv)) { m = l; mv = &f->a[l]; }
+            if (r < f->n && fx_less(&f->a[r], mv)) { m = r; }
+            if (m == i)
+                break;
+            f->a[i] = f->a[m];
+            i = m;
+        }
+        if (f->n)
+            f->a[i] = last;
+        f->done(f->user, top.tag, top.t);
+    }
+}
+
+static uint64_t fixed_next_event(void *impl)
+{
+    tm_fixed *f = impl;
+    return f->n ? f->a[0].t : TM_NONE;
+}
+
+static void fixed_free(void *impl)
+{
+    tm_fixed *f = impl;
+    if (f) {
+        npu_free(f->a);
+        npu_free(f);
+    }
+}
+
+#if TM_HAVE_MEMMODEL
+static int sys_can_accept(void *impl, uint64_t addr, int is_write)
+{
+    return mem_sys_can_accept(impl, addr, is_write);
+}
+static npu_status sys_submit(void *impl, uint64_t addr, uint32_t bytes, int is_write, int core,
+                             uint64_t cycle, uint64_t tag, npu_diag *d)
+{
+    mem_req r = { addr, bytes, is_write, core, cycle, tag };
+    npu_status st = mem_sys_submit(impl, &r);
+    if (st)
+        return npu_errf(d, st, "timing: memory system refused a request at 0x%" PRIx64, addr);
+    return NPU_OK;
+}
+static void sys_advance_to(void *impl, uint64_t cycle) { mem_sys_advance_to(impl, cycle); }
+static uint64_t sys_next_event(void *impl) { return mem_sys_next_event(impl); }
+static void sys_free(void *impl) { mem_sys_free(impl); }
+#endif
+
+/* ===================================================================== *
+ *  Engine state
+ * ===================================================================== */
+
+enum { K_EXEC, K_GM, K_SET, K_WAIT, K_BAR };
+
+/* One dispatched, not yet finished, non-scalar instruction. */
+typedef struct tm_ent {
+    uint64_t seq, pc, dispatch;
+    isa_insn in;
+    uint8_t kind;
+    int8_t path;
+    uint64_t dur;        /* K_EXEC / K_BAR: pipe cycles; K_GM: on-chip part (latency) */
+    uint64_t conflict;   /* part of dur due to UB bank conflicts */
+    uint64_t bytes;      /* K_GM: payload streamed at the path width */
+    uint32_t nranges;    /* K_GM: its ranges, next in the pipe's range FIFO */
+} tm_ent;
+
+/* GM byte ranges of queued moves, consumed in order (a FIFO arena). */
+typedef struct tm_rfifo {
+    sim_gm_range *r;
+    size_t head, tail, cap;
+} tm_rfifo;
+
+typedef struct tm_pipe {
+    tm_ent *q;           /* ring of `cap` = queue depth entries */
+    uint32_t head, n, cap;
+    int busy;
+    tm_ent cur;          /* executing when busy */
+    uint64_t start;
+    uint64_t wait_since; /* head blocked on a flag since (TM_NONE: not) */
+    uint32_t gen;        /* wake-up generation */
+    uint64_t wake_t;     /* pending wake-up time (TM_NONE: none) */
+    tm_rfifo rf;
+    /* the GM move being streamed */
+    struct {
+        size_t ri, rend;      /* ranges [ri, rend) of rf */
+        uint64_t off;         /* bytes of rf.r[ri] already sent */
+        uint64_t sent, outstanding, last_done, local_end;
+        int all_sent;
+    } gm;
+} tm_pipe;
+
+#define TM_FLAG_FIFO 8
+typedef struct tm_flag {
+    uint64_t vis[TM_FLAG_FIFO], set_seq[TM_FLAG_FIFO];
+    uint8_t head, n;
+} tm_flag;
+
+enum { S_RUN, S_QFULL, S_WAITF, S_DRAIN, S_BARRIER, S_GMLOAD, S_DONE };
+enum { DR_PBAR, DR_SYNC, DR_HALT };
+
+typedef struct tm_core {
+    tm_pipe pipe[TM_NP];
+    tm_flag flag[TM_NP][TM_NP][SIM_NFLAG_IDS];
+    int state, drain_kind;
+    uint64_t s_ready;
+    uint32_t s_gen;
+    uint64_t s_wake_t;
+    tm_ent pend;         /* S_QFULL: the instruction waiting for queue space */
+    int pend_pipe;
+    isa_insn wait_in;    /* S_WAITF: the wait_flag on S */
+    uint64_t wait_seq, wait_pc;
+    uint64_t stall_since;
+    uint64_t seq;
+    uint64_t last_pc;    /* the last instruction the scalar unit issued */
+    isa_insn last_in;
+    uint64_t gm_out;     /* S_GMLOAD: outstanding requests */
+    uint64_t gm_last;
+    uint64_t end;
+} tm_core;
+
+typedef struct tm {
+    npu_sim *s;
+    const cfg_machine *m;
+    const sim_timing_observer *obs;
+    sim_timing_stats *st;
+    int ncores;
+    tm_core *core;
+    tm_heap h;
+    tm_mem mem;
+    uint64_t now, max_cycles;
+    int arrived;         /* cores at the cross-core barrier */
+    uint64_t arrive_max;
+    int finished;        /* cores done */
+    npu_status err;      /* first error raised inside a callback */
+    npu_diag *d;
+} tm;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static npu_status oom(tm *T)
+{
+    return npu_errf(T->d, NPU_ENOMEM, "timing: out of memory");
+}
+
+static npu_status push_ev(tm *T, uint64_t t, int type, int core, int pipe, uint32_t gen)
+{
+    tm_ev e = { t < T->now ? T->now : t, 0, gen, (uint8_t)type, (uint8_t)pipe, core };
+    return heap_push(&T->h, e) ? oom(T) : NPU_OK;
+}
+
+static npu_status wake_scalar(tm *T, int c, uint64_t t)
+{
+    tm_core *k = &T->core[c];
+    if (t < T->now)
+        t = T->now;
+    if (k->s_wake_t != TM_NONE && k->s_wake_t <= t)
+        return NPU_OK;
+    k->s_wake_t = t;
+    return push_ev(T, t, EV_SCALAR, c, 0, ++k->s_gen);
+}
+
+static npu_status wake_pipe(tm *T, int c, int p, uint64_t t)
+{
+    tm_pipe *pp = &T->core[c].pipe[p];
+    if (t < T->now)
+        t = T->now;
+    if (pp->wake_t != TM_NONE && pp->wake_t <= t)
+        return NPU_OK;
+    pp->wake_t = t;
+    return push_ev(T, t, EV_PIPE, c, p, ++pp->gen);
+}
+
+static void stall(tm *T, int c, int pipe, int cause, uint64_t seq, uint64_t pc, uint64_t from,
+                  uint64_t to)
+{
+    if (to <= from)
+        return;
+    T->st->core[c].stall[pipe][cause] += to - from;
+    if (T->obs && T->obs->on_stall)
+        T->obs->on_stall(T->obs->user, c, pipe, cause, seq, pc, from, to);
+}
+
+static void exec_ev(tm *T, int c, int pipe, const tm_ent *e, uint64_t start, uint64_t end)
+{
+    if (T->obs && T->obs->on_exec)
+        T->obs->on_exec(T->obs->user, c, pipe, e->seq, e->pc, &e->in, start, end);
+}
+
+static int core_drained(const tm_core *k)
+{
+    for (int p = 1; p < TM_NP; p++)
+        if (k->pipe[p].busy || k->pipe[p].n)
+            return 0;
+    return 1;
+}
+
+/* ---- GM range FIFO ------------------------------------------------------- */
+
+/* Append a range of a move to pipe pp's FIFO. Contiguous ranges of one move
+ * (bursts whose stride equals their length) coalesce into one stream;
+ * `first` marks a move's first range, which never merges into the previous
+ * move's. Compaction shifts the indexes of the move being streamed. */
+static int rf_push(tm_pipe *pp, const sim_gm_range *r, int first)
+{
+    tm_rfifo *f = &pp->rf;
+    if (!first && f->tail > f->head) {
+        sim_gm_range *last = &f->r[f->tail - 1];
+        if (last->is_write == r->is_write && last->addr + last->len == r->addr) {
+            last->len += r->len;
+            return 0;
+        }
+    }
+    if (f->tail == f->cap) {
+        if (f->head > 0) {
+            memmove(f->r, f->r + f->head, (f->tail - f->head) * sizeof *f->r);
+            if (pp->busy && pp->cur.kind == K_GM && !pp->gm.all_sent) {
+                pp->gm.ri -= f->head;
+                pp->gm.rend -= f->head;
+            }
+            f->tail -= f->head;
+            f->head = 0;
+        }
+        if (f->tail == f->cap) {
+            size_t nc = f->cap ? f->cap * 2 : 64;
+            sim_gm_range *nr = npu_realloc(f->r, nc * sizeof *nr);
+            if (!nr)
+                return -1;
+            f->r = nr;
+            f->cap = nc;
+        }
+    }
+    f->r[f->tail++] = *r;
+    return 0;
+}
+
+/* ===================================================================== *
+ *  Flags
+ * ===================================================================== */
+
+static npu_status flag_set(tm *T, int c, int sp, int dp, int id, uint64_t t, uint64_t seq)
+{
+    tm_core *k = &T->core[c];
+    tm_flag *f = &k->flag[sp][dp][id & (SIM_NFLAG_IDS - 1)];
+    uint64_t vis = t + T->m->sync.flag_latency;
+    if (f->n < TM_FLAG_FIFO) {
+        int i = (f->head + f->n) % TM_FLAG_FIFO;
+        f->vis[i] = vis;
+        f->set_seq[i] = seq;
+        f->n++;
+    }
+    /* (a set beyond TM_FLAG_FIFO pending merges: the executor reports the
+     * flag set twice as a finding) */
+    T->st->core[c].flag_sets++;
+    if (T->obs && T->obs->on_flag)
+        T->obs->on_flag(T->obs->user, c, SIM_TM_FLAG_SET, sp, dp, id, vis, seq, 0);
+    if (dp == ISA_PIPE_S)
+        return k->state == S_WAITF ? wake_scalar(T, c, vis) : NPU_OK;
+    return wake_pipe(T, c, dp, vis);
+}
+
+/* Try to consume flag (sp, dp, id) at t: 1 consumed, 0 not yet (then
+ * *when is the cycle it becomes visible, or TM_NONE if never set). */
+static int flag_take(tm *T, int c, int sp, int dp, int id, uint64_t t, uint64_t wait_seq,
+                     uint64_t *when)
+{
+    tm_flag *f = &T->core[c].flag[sp][dp][id & (SIM_NFLAG_IDS - 1)];
+    if (!f->n) {
+        *when = TM_NONE;
+        return 0;
+    }
+    if (f->vis[f->head] > t) {
+        *when = f->vis[f->head];
+        return 0;
+    }
+    uint64_t set_seq = f->set_seq[f->head];
+    f->head = (f->head + 1) % TM_FLAG_FIFO;
+    f->n--;
+    T->st->core[c].flag_waits++;
+    if (T->obs && T->obs->on_flag)
+        T->obs->on_flag(T->obs->user, c, SIM_TM_FLAG_WAIT, sp, dp, id, t, set_seq, wait_seq);
+    return 1;
+}
+
+/* ===================================================================== *
+ *  Pipes
+ * ===================================================================== */
+
+static npu_status gm_pump(tm *T, int c, int p, uint64_t t);
+
+static npu_status pipe_run(tm *T, int c, int p, uint64_t t)
+{
+    tm_core *k = &T->core[c];
+    tm_pipe *pp = &k->pipe[p];
+    npu_status st;
+    while (!pp->busy && pp->n) {
+        tm_ent *e = &pp->q[pp->head];
+        if (e->kind == K_WAIT) {
+            uint64_t when;
+            if (!flag_take(T, c, e->in.spipe, p, e->in.fid, t, e->seq, &when)) {
+                if (pp->wait_since == TM_NONE)
+                    pp->wait_since = t;
+                if (when != TM_NONE)
+                    return wake_pipe(T, c, p, when);
+                return NPU_OK;
+            }
+            if (pp->wait_since != TM_NONE) {
+                stall(T, c, p, SIM_STALL_FLAG, e->seq, e->pc, pp->wait_since, t);
+                pp->wait_since = TM_NONE;
+            }
+        }
+        tm_ent cur = *e;
+        pp->head = (pp->head + 1) % pp->cap;
+        pp->n--;
+        /* a slot freed: a scalar unit stalled on this queue may dispatch */
+        if (k->state == S_QFULL && k->pend_pipe == p)
+            if ((st = wake_scalar(T, c, t)))
+                return st;
+        switch (cur.kind) {
+        case K_WAIT:
+            T->st->core[c].insns[p]++;
+            exec_ev(T, c, p, &cur, t, t);
+            break;
+        case K_SET:
+            T->st->core[c].insns[p]++;
+            exec_ev(T, c, p, &cur, t, t);
+            if ((st = flag_set(T, c, p, cur.in.dpipe, cur.in.fid, t, cur.seq)))
+                return st;
+            break;
+        case K_EXEC:
+        case K_BAR:
+            pp->busy = 1;
+            pp->cur = cur;
+            pp->start = t;
+            return push_ev(T, t + cur.dur, EV_DONE, c, p, 0);
+        case K_GM:
+            pp->busy = 1;
+            pp->cur = cur;
+            pp->start = t;
+            pp->gm.ri = pp->rf.head;
+            pp->gm.rend = pp->rf.head + cur.nranges;
+            pp->gm.off = 0;
+            pp->gm.sent = 0;
+            pp->gm.outstanding = 0;
+            pp->gm.last_done = t;
+            pp->gm.local_end = t + sim_cost_dma_stream(T->m, cur.path, cur.bytes);
+            pp->gm.all_sent = cur.nranges == 0;
+            return gm_pump(T, c, p, t);
+        }
+    }
+    /* drained: a scalar unit waiting for the core to drain may go on */
+    if (!pp->busy && !pp->n && k->state == S_DRAIN)
+        return wake_scalar(T, c, t);
+    return NPU_OK;
+}
+
+/* The move's last request is in and answered: it ends after the path
+ * latency, but never before the on-chip stream would. */
+static npu_status gm_finish(tm *T, int c, int p)
+{
+    tm_pipe *pp = &T->core[c].pipe[p];
+    uint64_t end = NPU_MAX(pp->gm.last_done, pp->gm.local_end) + pp->cur.dur;
+    uint64_t floor = pp->start + T->m->timing.dma_min_cycles;
+    return push_ev(T, end < floor ? floor : end, EV_DONE, c, p, 0);
+}
+
+/* Submit the requests of the current move whose time has come: request k
+ * goes out once the path has streamed the bytes before it (paced at the
+ * path width), split at line boundaries, respecting back-pressure. */
+static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
+{
+    tm_pipe *pp = &T->core[c].pipe[p];
+    uint64_t line = T->mem.line;
+    uint64_t width = T->m->path[pp->cur.path].width;
+    if (!width)
+        width = 1;
+    while (!pp->gm.all_sent) {
+        const sim_gm_range *r = &pp->rf.r[pp->gm.ri];
+        uint64_t addr = r->addr + pp->gm.off;
+        uint64_t chunk = line - addr % line;
+        if (chunk > r->len - pp->gm.off)
+            chunk = r->len - pp->gm.off;
+        uint64_t at = pp->start + pp->gm.sent / width;
+        if (at > t)
+            return push_ev(T, at, EV_GMSUB, c, p, 0);
+        if (!T->mem.can_accept(T->mem.impl, addr, r->is_write)) {
+            uint64_t nx = T->mem.next_event(T->mem.impl);
+            return push_ev(T, nx != TM_NONE && nx > t ? nx : t + 1, EV_GMSUB, c, p, 0);
+        }
+        npu_status st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, r->is_write, c, t,
+                                      (uint64_t)c * TM_NP + (uint64_t)p, T->d);
+        if (st)
+            return st;
+        T->st->core[c].gm_requests++;
+        pp->gm.outstanding++;
+        pp->gm.sent += chunk;
+        pp->gm.off += chunk;
+        if (pp->gm.off == r->len) {
+            pp->gm.off = 0;
+            if (++pp->gm.ri == pp->gm.rend) {
+                pp->gm.all_sent = 1;
+                pp->rf.head = pp->gm.rend;
+                if (pp->rf.head == pp->rf.tail)
+                    pp->rf.head = pp->rf.tail = 0;
+            }
+        }
+    }
+    if (!pp->gm.outstanding)
+        return gm_finish(T, c, p);
+    return NPU_OK;
+}
+
+static npu_status pipe_done(tm *T, int c, int p, uint64_t t)
+{
+    tm_core *k = &T->core[c];
+    tm_pipe *pp = &k->pipe[p];
+    sim_timing_core_stats *cs = &T->st->core[c];
+    const tm_ent *e = &pp->cur;
+    cs->busy[p] += t - pp->start;
+    cs->insns[p]++;
+    if (e->kind == K_GM) {
+        uint64_t own = e->dur + sim_cost_dma_stream(T->m, e->path, e->bytes);
+        if (t - pp->start > own)
+            stall(T, c, p, SIM_STALL_MEMORY, e->seq, e->pc, pp->start + own, t);
+    } else if (e->conflict) {
+        stall(T, c, p, SIM_STALL_BANK, e->seq, e->pc, t - e->conflict, t);
+    }
+    exec_ev(T, c, p, e, pp->start, t);
+    pp->busy = 0;
+    return pipe_run(T, c, p, t);
+}
+
+/* ===================================================================== *
+ *  Memory completions
+ * ===================================================================== */
+
+static void mem_done(void *user, uint64_t tag, uint64_t cycle)
+{
+    tm *T = user;
+    int c = (int)(tag / TM_NP), p = (int)(tag % TM_NP);
+    if (c < 0 || c >= T->ncores || T->err)
+        return;
+    tm_core *k = &T->core[c];
+    npu_status st = NPU_OK;
+    if (p == ISA_PIPE_S) {
+        if (k->gm_out)
+            k->gm_out--;
+        if (cycle > k->gm_last)
+            k->gm_last = cycle;
+        if (!k->gm_out && k->state == S_GMLOAD) {
+            stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since,
+                  k->gm_last);
+            k->state = S_RUN;
+            k->s_ready = k->gm_last + T->m->scalar.issue_cycles;
+            st = wake_scalar(T, c, k->s_ready);
+        }
+    } else {
+        tm_pipe *pp = &k->pipe[p];
+        if (pp->gm.outstanding)
+            pp->gm.outstanding--;
+        if (cycle > pp->gm.last_done)
+            pp->gm.last_done = cycle;
+        if (pp->busy && pp->gm.all_sent && !pp->gm.outstanding)
+            st = gm_finish(T, c, p);
+    }
+    if (st && !T->err)
+        T->err = st;
+}
+
+/* ===================================================================== *
+ *  The scalar unit
+ * ===================================================================== */
+
+static npu_status release_barrier(tm *T, uint64_t t)
+{
+    npu_status st;
+    sim_barrier_release(T->s);
+    T->arrived = 0;
+    T->arrive_max = 0;
+    for (int c = 0; c < T->ncores; c++) {
+        tm_core *k = &T->core[c];
+        if (k->state != S_BARRIER)
+            continue;
+        stall(T, c, ISA_PIPE_S, SIM_STALL_BARRIER, k->seq - 1, k->last_pc, k->stall_since, t);
+        k->state = S_RUN;
+        k->s_ready = t;
+        if ((st = wake_scalar(T, c, t)))
+            return st;
+    }
+    return NPU_OK;
+}
+
+/* The scalar unit of a core finished draining for a barrier or halt. */
+static npu_status drained(tm *T, int c, uint64_t t)
+{
+    tm_core *k = &T->core[c];
+    switch (k->drain_kind) {
+    case DR_HALT:
+        k->state = S_DONE;
+        k->end = t;
+        T->st->core[c].cycles = t;
+        T->finished++;
+        return NPU_OK;
+    case DR_PBAR:
+        stall(T, c, ISA_PIPE_S, SIM_STALL_BARRIER, k->seq - 1, k->last_pc, k->stall_since, t);
+        k->state = S_RUN;
+        k->s_ready = t + T->m->sync.pipe_barrier_cycles;
+        return wake_scalar(T, c, k->s_ready);
+    default: /* DR_SYNC */
+        k->state = S_BARRIER;
+        T->arrived++;
+        if (t > T->arrive_max)
+            T->arrive_max = t;
+        if (T->arrived == T->ncores)
+            return push_ev(T, T->arrive_max + T->m->sync.core_barrier_latency, EV_RELEASE, 0, 0, 0);
+        return NPU_OK;
+    }
+}
+
+static npu_status dispatch_ent(tm *T, int c, int p, const tm_ent *e, uint64_t t)
+{
+    tm_pipe *pp = &T->core[c].pipe[p];
+    pp->q[(pp->head + pp->n) % pp->cap] = *e;
+    pp->q[(pp->head + pp->n) % pp->cap].dispatch = t;
+    pp->n++;
+    return wake_pipe(T, c, p, t);
+}
+
+/* Account the work of an instruction at dispatch (counters, not time). */
+static void account(tm *T, int c, const sim_op *op)
+{
+    sim_timing_core_stats *cs = &T->st->core[c];
+    const sim_work *w = &op->work;
+    int dt = op->in.dt < SIM_TM_NDT ? op->in.dt : 0;
+    if (op->in.op == ISA_OP_MMAD || op->in.op == ISA_OP_MMADSP)
+        cs->macs[dt] += w->macs;
+    else if (op->pipe == ISA_PIPE_V && sim_cost_vop(op->in.op) >= 0)
+        cs->vec_elems[dt] += w->elems;
+    int path = sim_cost_path(op->in.op);
+    if (path >= 0)
+        cs->path_bytes[path] += w->bytes;
+    cs->gm_rd_bytes += w->gm_rd;
+    cs->gm_wr_bytes += w->gm_wr;
+}
+
+/* Describe a non-scalar instruction as a queue entry. */
+static npu_status make_ent(tm *T, int c, const sim_op *op, uint64_t seq, tm_ent *e, int *pipe)
+{
+    const cfg_machine *m = T->m;
+    memset(e, 0, sizeof *e);
+    e->seq = seq;
+    e->pc = op->pc;
+    e->in = op->in;
+    e->path = -1;
+    *pipe = op->pipe;
+    if (op->is_set_flag) {
+        e->kind = K_SET;
+        return NPU_OK;
+    }
+    if (op->is_wait_flag) {
+        e->kind = K_WAIT;
+        return NPU_OK;
+    }
+    if (op->is_barrier) {
+        e->kind = K_BAR;
+        e->dur = m->sync.pipe_barrier_cycles;
+        return NPU_OK;
+    }
+    int path = sim_cost_path(op->in.op);
+    if (path >= 0) {
+        e->path = (int8_t)path;
+        if (op->ngm) {
+            tm_pipe *pp = &T->core[c].pipe[*pipe];
+            size_t before = pp->rf.tail - pp->rf.head;
+            int first = 1;
+            for (uint32_t i = 0; i < op->ngm; i++) {
+                if (!op->gm[i].len)
+                    continue;
+                if (rf_push(pp, &op->gm[i], first))
+                    return oom(T);
+                first = 0;
+            }
+            e->nranges = (uint32_t)(pp->rf.tail - pp->rf.head - before);
+        }
+        if (e->nranges) {
+            e->kind = K_GM;
+            e->dur = m->path[path].latency;
+            e->bytes = op->work.bytes;
+        } else {
+            e->kind = K_EXEC;
+            e->dur = sim_cost_dma(m, path, op->work.bytes);
+        }
+        return NPU_OK;
+    }
+    e->kind = K_EXEC;
+    if (op->in.op == ISA_OP_MMAD || op->in.op == ISA_OP_MMADSP)
+        e->dur = sim_cost_cube(m, &op->in, &op->work);
+    else if (sim_cost_vop(op->in.op) >= 0)
+        e->dur = sim_cost_vec(m, &op->in, &op->work, &e->conflict);
+    else   /* vmask / vmaskc and anything else on a pipe: one issue slot */
+        e->dur = m->scalar.issue_cycles ? m->scalar.issue_cycles : 1;
+    if (!e->dur)
+        e->dur = 1;
+    return NPU_OK;
+}
+
+static npu_status scalar_gm(tm *T, int c, const sim_op *op, uint64_t t, int *blocked)
+{
+    tm_core *k = &T->core[c];
+    *blocked = 0;
+    for (uint32_t i = 0; i < op->ngm; i++) {
+        const sim_gm_range *r = &op->gm[i];
+        if (!r->len)
+            continue;
+        if (r->is_write)
+            T->st->core[c].gm_wr_bytes += r->len;
+        else
+            T->st->core[c].gm_rd_bytes += r->len;
+        /* scalar accesses are small; one request each (split at a line) */
+        uint64_t a = r->addr, left = r->len;
+        while (left) {
+            uint64_t ch = T->mem.line - a % T->mem.line;
+            if (ch > left)
+                ch = left;
+            /* back-pressure on a scalar access: model as accepted (the
+             * memory queues absorb one request per core) */
+            npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
+                                          (uint64_t)c * TM_NP + ISA_PIPE_S, T->d);
+            if (st)
+                return st;
+            T->st->core[c].gm_requests++;
+            k->gm_out++;
+            a += ch;
+            left -= ch;
+        }
+    }
+    if (k->gm_out && !(op->in.op == ISA_OP_SDG || op->in.op == ISA_OP_SWG)) {
+        *blocked = 1;
+        k->gm_last = t;
+    }
+    return NPU_OK;
+}
+
+static npu_status scalar_run(tm *T, int c, uint64_t t)
+{
+    tm_core *k = &T->core[c];
+    npu_sim *s = T->s;
+    npu_status st;
+    sim_timing_core_stats *cs = &T->st->core[c];
+
+    for (;;) {
+        switch (k->state) {
+        case S_DONE: case S_BARRIER: case S_GMLOAD:
+            return NPU_OK;
+        case S_QFULL: {
+            tm_pipe *pp = &k->pipe[k->pend_pipe];
+            if (pp->n >= pp->cap)
+                return NPU_OK;
+            stall(T, c, ISA_PIPE_S, SIM_STALL_QUEUE_FULL, k->pend.seq, k->pend.pc,
+                  k->stall_since, t);
+            if ((st = dispatch_ent(T, c, k->pend_pipe, &k->pend, t)))
+                return st;
+            k->state = S_RUN;
+            uint64_t dc = sim_cost_dispatch(T->m);
+            cs->busy[ISA_PIPE_S] += dc;
+            k->s_ready = t + dc;
+            continue;
+        }
+        case S_WAITF: {
+            uint64_t when;
+            if (!flag_take(T, c, k->wait_in.spipe, ISA_PIPE_S, k->wait_in.fid, t, k->wait_seq,
+                           &when))
+                return when != TM_NONE ? wake_scalar(T, c, when) : NPU_OK;
+            stall(T, c, ISA_PIPE_S, SIM_STALL_FLAG, k->wait_seq, k->wait_pc, k->stall_since, t);
+            cs->insns[ISA_PIPE_S]++;
+            k->state = S_RUN;
+            k->s_ready = t + T->m->scalar.issue_cycles;
+            continue;
+        }
+        case S_DRAIN:
+            if (!core_drained(k))
+                return NPU_OK;
+            if ((st = drained(T, c, t)))
+                return st;
+            continue;
+        default:
+            break;
+        }
+        /* S_RUN */
+        if (t < k->s_ready)
+            return wake_scalar(T, c, k->s_ready);
+        if (t > T->max_cycles)
+            return NPU_OK;   /* the loop reports the watchdog */
+        s->cores[c].cycle = t;
+        sim_op op;
+        memset(&op, 0, sizeof op);
+        if ((st = sim_core_step(s, c, &op, T->d)))
+            return st;
+        uint64_t seq = k->seq++;
+        k->last_pc = op.pc;
+        k->last_in = op.in;
+        if (T->obs && T->obs->on_dispatch)
+            T->obs->on_dispatch(T->obs->user, c, seq, &op, t);
+        if (T->obs && T->obs->on_call && (op.is_call || op.is_ret))
+            T->obs->on_call(T->obs->user, c, op.is_ret, op.pc, op.target, t);
+        account(T, c, &op);
+        uint64_t issue = T->m->scalar.issue_cycles ? T->m->scalar.issue_cycles : 1;
+
+        if (op.ended) {
+            cs->insns[ISA_PIPE_S]++;
+            cs->busy[ISA_PIPE_S] += issue;
+            k->state = S_DRAIN;
+            k->drain_kind = DR_HALT;
+            k->stall_since = t + issue;
+            t += issue;      /* the halt's own issue slot */
+            continue;
+        }
+        if (op.is_sync_all || (op.is_barrier && op.barrier_pipe == ISA_PIPE_ALL)) {
+            cs->insns[ISA_PIPE_S]++;
+            cs->busy[ISA_PIPE_S] += issue;
+            k->state = S_DRAIN;
+            k->drain_kind = op.is_sync_all ? DR_SYNC : DR_PBAR;
+            t += issue;
+            k->stall_since = t;
+            continue;
+        }
+        if (op.pipe == ISA_PIPE_S) {
+            cs->insns[ISA_PIPE_S] += op.is_wait_flag ? 0 : 1;
+            if (op.is_set_flag) {
+                cs->busy[ISA_PIPE_S] += issue;
+                if ((st = flag_set(T, c, ISA_PIPE_S, op.in.dpipe, op.in.fid, t, seq)))
+                    return st;
+                k->s_ready = t + issue;
+            } else if (op.is_wait_flag) {
+                k->state = S_WAITF;
+                k->wait_in = op.in;
+                k->wait_seq = seq;
+                k->wait_pc = op.pc;
+                k->stall_since = t;
+                continue;
+            } else if (op.is_barrier) {
+                cs->busy[ISA_PIPE_S] += issue;
+                k->s_ready = t + NPU_MAX(issue, T->m->sync.pipe_barrier_cycles);
+            } else if (op.ngm) {
+                int blocked;
+                cs->busy[ISA_PIPE_S] += issue;
+                if ((st = scalar_gm(T, c, &op, t, &blocked)))
+                    return st;
+                if (blocked) {
+                    k->state = S_GMLOAD;
+                    k->stall_since = t + issue;
+                    return NPU_OK;
+                }
+                k->s_ready = t + issue;
+            } else {
+                uint64_t cyc = sim_cost_scalar(T->m, &op.in, op.cost, op.taken);
+                cs->busy[ISA_PIPE_S] += cyc;
+                k->s_ready = t + cyc;
+            }
+            continue;
+        }
+        /* a pipe instruction: into its queue */
+        tm_ent e;
+        int p;
+        if ((st = make_ent(T, c, &op, seq, &e, &p)))
+            return st;
+        tm_pipe *pp = &k->pipe[p];
+        if (pp->n >= pp->cap) {
+            k->state = S_QFULL;
+            k->pend = e;
+            k->pend_pipe = p;
+            k->stall_since = t;
+            return NPU_OK;
+        }
+        if ((st = dispatch_ent(T, c, p, &e, t)))
+            return st;
+        uint64_t dc = sim_cost_dispatch(T->m);
+        cs->busy[ISA_PIPE_S] += dc;
+        k->s_ready = t + dc;
+    }
+}
+
+/* ===================================================================== *
+ *  Reports (deadlock, watchdog)
+ * ===================================================================== */
+
+static const char *state_name(int s)
+{
+    switch (s) {
+    case S_RUN: return "issuing";
+    case S_QFULL: return "stalled: queue full";
+    case S_WAITF: return "waiting for a flag";
+    case S_DRAIN: return "draining its pipes";
+    case S_BARRIER: return "at sync_all";
+    case S_GMLOAD: return "waiting for a GM load";
+    default: return "done";
+    }
+}
+
+static void report_state(tm *T, npu_buf *b)
+{
+    char dis[160];
+    for (int c = 0; c < T->ncores; c++) {
+        tm_core *k = &T->core[c];
+        if (k->state == S_DONE)
+            continue;
+        if (b->len > 1700) {
+            npu_buf_printf(b, "\n  ...");
+            return;
+        }
+        uint64_t spc = k->state == S_QFULL ? k->pend.pc : k->state == S_WAITF ? k->wait_pc
+                                                                              : k->last_pc;
+        sim_disasm_at(T->s, spc, dis, sizeof dis);
+        npu_buf_printf(b, "\n  core %d scalar: %s at pc 0x%" PRIx64 ": %s", c,
+                       state_name(k->state), spc, dis);
+        if (k->state == S_QFULL)
+            npu_buf_printf(b, " (pipe %s)", isa_pipe_name(k->pend_pipe));
+        for (int p = 1; p < TM_NP; p++) {
+            tm_pipe *pp = &k->pipe[p];
+            if (pp->busy) {
+                sim_disasm_at(T->s, pp->cur.pc, dis, sizeof dis);
+                npu_buf_printf(b, "\n    %s: executing since cycle %" PRIu64 " pc 0x%" PRIx64
+                               ": %s", isa_pipe_name(p), pp->start, pp->cur.pc, dis);
+            } else if (pp->n) {
+                const tm_ent *e = &pp->q[pp->head];
+                sim_disasm_at(T->s, e->pc, dis, sizeof dis);
+                npu_buf_printf(b, "\n    %s: %s pc 0x%" PRIx64 ": %s (%u queued)",
+                               isa_pipe_name(p), e->kind == K_WAIT ? "waiting at" : "pending",
+                               e->pc, dis, pp->n);
+            }
+        }
+    }
+}
+
+/* ===================================================================== *
+ *  The run
+ * ===================================================================== */
+
+static npu_status mem_open(tm *T)
+{
+    const cfg_machine *m = T->m;
+#if TM_HAVE_MEMMODEL
+    if (m->timing.memory_model == CFG_MEM_HBM) {
+        mem_sys *ms = mem_sys_new(&m->mem, m->chip.clock_ghz, T->d);
+        if (!ms)
+            return T->d && T->d->status ? T->d->status : oom(T);
+        mem_sys_set_callback(ms, mem_done, T);
+        T->mem.impl = ms;
+        T->mem.can_accept = sys_can_accept;
+        T->mem.submit = sys_submit;
+        T->mem.advance_to = sys_advance_to;
+        T->mem.next_event = sys_next_event;
+        T->mem.free = sys_free;
+        T->mem.line = m->mem.l2.line_bytes > 0 ? (uint32_t)m->mem.l2.line_bytes : 512;
+        return NPU_OK;
+    }
+#endif
+    tm_fixed *f = npu_calloc(1, sizeof *f);
+    if (!f)
+        return oom(T);
+    f->bw = m->timing.gm_fixed_bytes_per_cycle > 0 ? m->timing.gm_fixed_bytes_per_cycle : 1;
+    f->lat = m->timing.gm_fixed_latency;
+    f->done = mem_done;
+    f->user = T;
+    T->mem.impl = f;
+    T->mem.can_accept = fixed_can_accept;
+    T->mem.submit = fixed_submit;
+    T->mem.advance_to = fixed_advance_to;
+    T->mem.next_event = fixed_next_event;
+    T->mem.free = fixed_free;
+    T->mem.line = m->timing.gm_request_bytes ? (uint32_t)m->timing.gm_request_bytes : 512;
+    return NPU_OK;
+}
+
+static void tm_free(tm *T)
+{
+    if (T->core) {
+        for (int c = 0; c < T->ncores; c++)
+            for (int p = 0; p < TM_NP; p++) {
+                npu_free(T->core[c].pipe[p].q);
+                npu_free(T->core[c].pipe[p].rf.r);
+            }
+        npu_free(T->core);
+    }
+    npu_free(T->h.a);
+    if (T->mem.free && T->mem.impl)
+        T->mem.free(T->mem.impl);
+}
+
+static npu_status tm_init(tm *T)
+{
+    T->core = npu_calloc((size_t)T->ncores, sizeof *T->core);
+    T->st->core = npu_calloc((size_t)T->ncores, sizeof *T->st->core);
+    if (!T->core || !T->st->core)
+        return oom(T);
+    T->st->ncores = T->ncores;
+    for (int c = 0; c < T->ncores; c++) {
+        tm_core *k = &T->core[c];
+        k->s_wake_t = TM_NONE;
+        for (int p = 1; p < TM_NP; p++) {
+            tm_pipe *pp = &k->pipe[p];
+            uint64_t depth = T->m->pipe[p].queue_depth;
+            pp->cap = (uint32_t)(depth ? depth : 1);
+            pp->q = npu_calloc(pp->cap, sizeof *pp->q);
+            if (!pp->q)
+                return oom(T);
+            pp->wait_since = TM_NONE;
+            pp->wake_t = TM_NONE;
+        }
+    }
+    return mem_open(T);
+}
+
+static npu_status handle(tm *T, const tm_ev *e)
+{
+    tm_core *k = &T->core[e->core];
+    switch (e->type) {
+    case EV_SCALAR:
+        if (e->gen != k->s_gen)
+            return NPU_OK;
+        k->s_wake_t = TM_NONE;
+        return scalar_run(T, e->core, e->t);
+    case EV_PIPE: {
+        tm_pipe *pp = &k->pipe[e->pipe];
+        if (e->gen != pp->gen)
+            return NPU_OK;
+        pp->wake_t = TM_NONE;
+        return pipe_run(T, e->core, e->pipe, e->t);
+    }
+    case EV_DONE:
+        return pipe_done(T, e->core, e->pipe, e->t);
+    case EV_GMSUB:
+        return gm_pump(T, e->core, e->pipe, e->t);
+    case EV_RELEASE:
+        return release_barrier(T, e->t);
+    }
+    return NPU_OK;
+}
+
+npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_stats *stats,
+                          npu_diag *d)
+{
+    sim_timing_opts o = opts ? *opts : (sim_timing_opts){ 0 };
+    memset(stats, 0, sizeof *stats);
+    if (!s || !s->loaded)
+        return npu_errf(d, NPU_EINVAL, "timing: no kernel loaded");
+    tm T;
+    memset(&T, 0, sizeof T);
+    T.s = s;
+    T.m = &s->cfg;
+    T.obs = o.obs;
+    T.st = stats;
+    T.d = d;
+    T.ncores = s->ncores;
+    T.max_cycles = o.max_cycles ? o.max_cycles : s->cfg.timing.max_cycles;
+    stats->clock_ghz = s->cfg.chip.clock_ghz;
+    s->nodata = o.nodata;
+    s->uctx.nodata = o.nodata;
+
+    npu_status st = tm_init(&T);
+    for (int c = 0; !st && c < T.ncores; c++)
+        st = wake_scalar(&T, c, 0);
+
+    while (!st) {
+        uint64_t tm_next = T.h.n ? T.h.a[0].t : TM_NONE;
+        uint64_t mem_next = T.mem.next_event(T.mem.impl);
+        uint64_t t = tm_next < mem_next ? tm_next : mem_next;
+        if (t != TM_NONE && t < T.now)
+            t = T.now;   /* never step time backwards */
+        if (t == TM_NONE) {
+            if (T.finished == T.ncores)
+                break;
+            npu_buf b = { 0 };
+            report_state(&T, &b);
+            st = npu_errf(d, NPU_EDEADLOCK,
+                          "deadlock at cycle %" PRIu64 ": every pipe of every unfinished core "
+                          "waits and nothing is in flight:%s",
+                          T.now, b.data ? (const char *)b.data : "");
+            npu_buf_free(&b);
+            break;
+        }
+        if (t > T.max_cycles) {
+            npu_buf b = { 0 };
+            report_state(&T, &b);
+            st = npu_errf(d, NPU_ETIMEOUT,
+                          "watchdog: the run exceeded %" PRIu64 " cycles (--max-cycles):%s",
+                          T.max_cycles, b.data ? (const char *)b.data : "");
+            npu_buf_free(&b);
+            break;
+        }
+        T.now = t;
+        if (mem_next <= t) {
+            T.mem.advance_to(T.mem.impl, t);
+            if (T.err) {
+                st = T.err;
+                break;
+            }
+        }
+        while (!st && T.h.n && T.h.a[0].t <= t) {
+            tm_ev e = heap_pop(&T.h);
+            stats->events++;
+            st = handle(&T, &e);
+            if (!st && T.err)
+                st = T.err;
+        }
+    }
+    for (int c = 0; c < T.ncores && stats->core; c++) {
+        if (!stats->core[c].cycles)
+            stats->core[c].cycles = T.core ? T.core[c].end : 0;
+        if (stats->core[c].cycles > stats->cycles)
+            stats->cycles = stats->core[c].cycles;
+    }
+    if (st && !stats->cycles)
+        stats->cycles = T.now;
+    s->cycles = stats->cycles;
+    tm_free(&T);
+    return st;
+}
+
+/* ===================================================================== *
+ *  The perf report
+ * ===================================================================== */
+
+void sim_timing_report(const sim_timing_stats *st, npu_buf *b)
+{
+    double ghz = st->clock_ghz > 0 ? st->clock_ghz : 1;
+    double secs = (double)st->cycles / (ghz * 1e9);
+    uint64_t macs = 0, gm = 0;
+    for (int c = 0; c < st->ncores; c++) {
+        for (int dt = 0; dt < SIM_TM_NDT; dt++)
+            macs += st->core[c].macs[dt];
+        gm += st->core[c].gm_rd_bytes + st->core[c].gm_wr_bytes;
+    }
+    npu_buf_printf(b, "cycles: %" PRIu64 "  (%.3f us at %.3f GHz)\n", st->cycles, secs * 1e6, ghz);
+    npu_buf_printf(b, "achieved: %.3f TFLOP/s (%" PRIu64 " MACs), %.3f GB/s GM (%" PRIu64 " B)\n",
+                   secs > 0 ? 2.0 * (double)macs / secs / 1e12 : 0, macs,
+                   secs > 0 ? (double)gm / secs / 1e9 : 0, gm);
+    npu_buf_printf(b, "pipe busy %%:  core      S      V      M   MTE1   MTE2   MTE3    FIX\n");
+    for (int c = 0; c < st->ncores; c++) {
+        const sim_timing_core_stats *cs = &st->core[c];
+        npu_buf_printf(b, "             %4d", c);
+        for (int p = 0; p < ISA_NPIPES; p++)
+            npu_buf_printf(b, " %6.1f", st->cycles ? 100.0 * (double)cs->busy[p] / (double)st->cycles : 0.0);
+        npu_buf_printf(b, "\n");
+    }
+}
