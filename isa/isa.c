@@ -574,3 +574,120 @@ int isa_disasm(const isa_insn *in, uint64_t pc, char *buf, size_t len, isa_symbo
     }
     return (int)b.n;
 }
+
+/* ---- config register layouts ------------------------------------------ */
+
+static const isa_cfgfield cfgfields[] = {
+#define CFGREG(id, operand, doc)
+#define CFGFIELD(id, name, lsb, width, doc) {#id, #name, lsb, width, doc},
+#include "isa/cfgregs.def"
+#undef CFGREG
+#undef CFGFIELD
+};
+
+typedef struct cfgreg_desc { const char *id, *operand, *doc; } cfgreg_desc;
+static const cfgreg_desc cfgregs[] = {
+#define CFGREG(id, operand, doc) {#id, operand, doc},
+#define CFGFIELD(id, name, lsb, width, doc)
+#include "isa/cfgregs.def"
+#undef CFGREG
+#undef CFGFIELD
+};
+
+const isa_cfgfield *isa_cfg_field(int i)
+{
+    return i >= 0 && i < (int)NPU_ARRAY_LEN(cfgfields) ? &cfgfields[i] : NULL;
+}
+
+const char *isa_cfg_reg(int i, const char **operand, const char **doc)
+{
+    if (i < 0 || i >= (int)NPU_ARRAY_LEN(cfgregs))
+        return NULL;
+    if (operand) *operand = cfgregs[i].operand;
+    if (doc) *doc = cfgregs[i].doc;
+    return cfgregs[i].id;
+}
+
+/* ---- random legal instructions ----------------------------------------- */
+
+static int pick_bit(npu_rng *r, uint32_t mask)
+{
+    int n = 0;
+    for (int i = 0; i < 32; i++)
+        n += (mask >> i) & 1;
+    if (!n)
+        return 0;
+    int k = (int)(npu_rng_next(r) % (uint64_t)n);
+    for (int i = 0; i < 32; i++)
+        if (((mask >> i) & 1) && k-- == 0)
+            return i;
+    return 0;
+}
+
+npu_status isa_random_insn(isa_op op, npu_rng *r, isa_insn *out, npu_diag *d)
+{
+    const isa_info *ii = isa_info_of(op);
+    if (!ii)
+        return npu_errf(d, NPU_EINVAL, "random insn: invalid op %d", (int)op);
+    uint32_t fm = isa_fmt_fields(ii->fmt);
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        isa_insn in;
+        memset(&in, 0, sizeof in);
+        in.op = op;
+        uint64_t x = npu_rng_next(r);
+        if (fm & (1u << ISA_FLD_RD)) in.rd = x & 31;
+        if (fm & (1u << ISA_FLD_RS1)) in.rs1 = (x >> 5) & 31;
+        if (fm & (1u << ISA_FLD_RS2)) in.rs2 = (x >> 10) & 31;
+        if (fm & (1u << ISA_FLD_RS3)) in.rs3 = (x >> 15) & 31;
+        if (fm & (1u << ISA_FLD_RS4)) in.rs4 = (x >> 20) & 31;
+        if (fm & (1u << ISA_FLD_DT)) in.dt = (uint8_t)pick_bit(r, ii->dtypes);
+        if (fm & (1u << ISA_FLD_DT2)) in.dt2 = (uint8_t)pick_bit(r, ii->dtypes2);
+        if (fm & (1u << ISA_FLD_MOD)) {
+            /* per mask group: nothing or one token of the group */
+            for (int i = 0;; i++) {
+                int v, m;
+                if (!isa_mod_token(ii->modclass, i, &v, &m, NULL))
+                    break;
+                if (!(in.mod & m) && (npu_rng_next(r) & 1))
+                    in.mod = (uint8_t)(in.mod | v);
+            }
+        }
+        if (fm & (1u << ISA_FLD_SPIPE)) {
+            in.spipe = (uint8_t)(npu_rng_next(r) % ISA_NPIPES);
+            in.dpipe = (uint8_t)(npu_rng_next(r) % ISA_NPIPES);
+        }
+        if (fm & (1u << ISA_FLD_FID)) in.fid = (uint8_t)(npu_rng_next(r) & 7);
+        if (fm & (1u << ISA_FLD_PIPE)) in.pipe = (uint8_t)(npu_rng_next(r) % (ISA_PIPE_ALL + 1));
+        if (fm & (1u << ISA_FLD_SREG)) {
+            const char *nm;
+            int num, wr;
+            isa_sreg_at((int)(npu_rng_next(r) % (uint64_t)isa_sreg_count()), &nm, &num, &wr, NULL);
+            in.sreg = (uint16_t)num;
+        }
+        isa_field immf = (fm & (1u << ISA_FLD_IMM48)) ? ISA_FLD_IMM48
+                       : (fm & (1u << ISA_FLD_IMM16)) ? ISA_FLD_IMM16
+                       : (fm & (1u << ISA_FLD_IMM32)) ? ISA_FLD_IMM32 : ISA_FLD_COUNT;
+        if (immf != ISA_FLD_COUNT) {
+            const field_desc *fd = &fields[immf];
+            uint64_t v = npu_rng_next(r);
+            /* small values are the interesting ones half the time */
+            if (v & 1)
+                v = (v >> 1) % 200;
+            v &= (1ull << fd->width) - 1;
+            int64_t s = (int64_t)v;
+            if (fd->sgn && (v >> (fd->width - 1)) & 1)
+                s = (int64_t)(v | (~0ull << fd->width));
+            if (ii->flags & ISA_F_SHAMT)
+                s = (int64_t)(v % 64);
+            if ((ii->flags & (ISA_F_BRANCH | ISA_F_JUMP)) && op != ISA_OP_JALR)
+                s &= ~(int64_t)7;
+            in.imm = s;
+        }
+        uint64_t w;
+        if (isa_encode(&in, &w, NULL) == NPU_OK) {
+            *out = in;
+            return NPU_OK;
+        }
+    }
+    return npu_errf(d, NPU_EINVAL, "random insn: no legal operands found for %s", ii->mnemonic);
+}

@@ -184,6 +184,23 @@ typedef const char *(*isa_symbolizer)(void *user, uint64_t addr, uint64_t *offse
 int isa_disasm(const isa_insn *in, uint64_t pc, char *buf, size_t len,
                isa_symbolizer sym, void *user);
 
+/* ---- packed config registers (isa/cfgregs.def) --------------------------- */
+typedef struct isa_cfgfield {
+    const char *reg;      /* "DMA_CFG", ... */
+    const char *name;     /* "nburst", ... */
+    int lsb, width;
+    const char *doc;
+} isa_cfgfield;
+/* The i-th field of all config registers (table order); NULL past the end. */
+const isa_cfgfield *isa_cfg_field(int i);
+/* The i-th config register: its id, the operand that carries it, and a doc
+ * line; NULL past the end. */
+const char *isa_cfg_reg(int i, const char **operand, const char **doc);
+
+/* A random legal instruction of row op (for table tests and fuzzing): every
+ * field uniformly within what the row accepts. */
+npu_status isa_random_insn(isa_op op, npu_rng *rng, isa_insn *out, npu_diag *d);
+
 /* Width/offset helpers for the packed config registers (docs/isa.md). */
 #define ISA_DMA_CFG(nburst, bytes)      (((uint64_t)(bytes) << 16) | ((uint64_t)(nburst) & 0xffff))
 #define ISA_DMA_STRIDES(src, dst)       (((uint64_t)(dst) << 32) | ((uint64_t)(src) & 0xffffffffu))
