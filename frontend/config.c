@@ -522,7 +522,10 @@ static npu_status apply_object(cfg_machine *m, const cJSON *obj, const char *pre
                 return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, key);
         if (!*prefix && strcmp(name, "version") == 0) continue;  /* checked by caller */
         if (!*prefix && strcmp(name, "memory") == 0) {
-            npu_status s = mem_config_parse(c, where, &m->mem, d);
+            /* memmodel names keys "<where>.hbm.tCL": make that "file: memory.hbm.tCL" */
+            char mwhere[512];
+            snprintf(mwhere, sizeof mwhere, "%s: memory", where);
+            npu_status s = mem_config_parse(c, mwhere, &m->mem, d);
             if (s != NPU_OK) return s;
             continue;
         }
@@ -758,6 +761,7 @@ npu_status cfg_validate(const cfg_machine *m, npu_diag *d)
                         "vector.repeat_bytes: must be a multiple of vector.block_bytes (%" PRIu64
                         "), got %" PRIu64,
                         m->vector.block_bytes, m->vector.repeat_bytes);
+    if ((s = mem_config_validate(&m->mem, "memory", d)) != NPU_OK) return s;
     if (m->vector.repeat_bytes > ub->size)
         return npu_errf(d, NPU_EINVAL,
                         "vector.repeat_bytes: must not exceed core.ub.size (%" PRIu64

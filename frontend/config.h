@@ -18,8 +18,7 @@
 #include <stdint.h>
 
 #include "isa/npu_util.h"
-/* memmodel/mem.h once it exists; until then a local stand-in. */
-#include "frontend/mem_stub.h"
+#include "memmodel/mem.h"
 
 /* The dtype enum (one row per line of isa/dtypes.def), under the same guard
  * as isa/isa.h and isa/isa_fp.h, so any of them may come first. Per-dtype

@@ -205,6 +205,8 @@ START_TEST(small_json_loads)
     cfg_default(&def);
     ck_assert_msg(cfg_load_file(&m, path, &d) == NPU_OK, "%s", d.msg);
     ck_assert_uint_eq(m.chip.cores, 2);
+    ck_assert_int_lt(m.mem.hbm.stacks, def.mem.hbm.stacks);
+    ck_assert_int_lt(m.mem.l2.size_bytes, def.mem.l2.size_bytes);
     /* same core as the default */
     ck_assert_int_eq(memcmp(&m.core, &def.core, sizeof m.core), 0);
     ck_assert_int_eq(memcmp(&m.cube, &def.cube, sizeof m.cube), 0);
@@ -434,6 +436,37 @@ START_TEST(validate_cross_fields)
 }
 END_TEST
 
+/* ---- the memory object (memmodel's keys) ------------------------------------ */
+
+START_TEST(memory_delegation)
+{
+    cfg_machine m, def;
+    npu_diag d;
+    cfg_default(&def);
+    ck_assert_int_eq(load(&m, "{\"version\":1,\"memory\":{\"hbm\":{\"tCLL\":3}}}", &d), NPU_EINVAL);
+    ASSERT_MSG(d, "x.json: memory.hbm.tCLL: unknown key");
+    ck_assert_int_eq(load(&m, "{\"version\":1,\"memory\":{\"l2\":{\"ways\":16,\"line_bytes\":500}}}", &d),
+                     NPU_EINVAL);
+    ASSERT_MSG(d, "x.json: memory.l2.line_bytes");
+    ck_assert_int_eq(load(&m, "{\"version\":1,\"memory\":{\"hbm\":{\"tCL\":30}}}", &d), NPU_OK);
+    ck_assert_int_eq(m.mem.hbm.tCL, 30);
+    ck_assert_int_eq(m.mem.hbm.tRP, def.mem.hbm.tRP); /* the rest stays default */
+    cfg_default(&m);
+    ck_assert_int_eq(cfg_set(&m, "memory.hbm.tCL", "31", &d), NPU_OK);
+    ck_assert_int_eq(m.mem.hbm.tCL, 31);
+    m.mem.l2.line_bytes = 500;
+    ck_assert_int_eq(cfg_validate(&m, &d), NPU_EINVAL); /* memmodel's cross-field rules */
+    ASSERT_MSG(d, "memory.l2.line_bytes");
+    m.mem.l2.line_bytes = 512;
+    char *a = cfg_dump_json(&m);
+    cfg_machine m2;
+    ck_assert_msg(load(&m2, a, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(m2.mem.hbm.tCL, 31);
+    ck_assert_int_eq(memcmp(&m.mem, &m2.mem, sizeof m.mem), 0);
+    npu_free(a);
+}
+END_TEST
+
 /* ---- allocation failures --------------------------------------------------- */
 
 START_TEST(alloc_failures)
@@ -500,6 +533,7 @@ Suite *config_suite(void)
     tcase_add_test(t, set_values);
     tcase_add_test(t, set_errors);
     tcase_add_test(t, validate_cross_fields);
+    tcase_add_test(t, memory_delegation);
     tcase_add_test(t, alloc_failures);
     tcase_add_test(t, cmd_config);
     suite_add_tcase(s, t);
