@@ -45,7 +45,7 @@ BLAS_LIBS  := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 # Library parts and what each links against (itself first, then its dependencies).
 PARTS := isa frontend memmodel counters traces sim kernels
 DEPS_isa      := isa
-DEPS_frontend := frontend isa
+DEPS_frontend := frontend memmodel isa
 DEPS_memmodel := memmodel isa
 DEPS_counters := counters isa
 DEPS_traces   := traces isa
