@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "frontend/asm.h"
+#include "frontend/config.h"
 
 #ifndef NPUSIM_VERSION
 #define NPUSIM_VERSION "0.1.0"
