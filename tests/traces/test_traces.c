@@ -1,0 +1,523 @@
+/* test_traces.c — the traces/ suite: round trip, ordering, filters, seek,
+ * determinism, truncation and corruption, size per event, exporters and
+ * the trace command. Events come from a generator here and from the
+ * synthetic GEMM-like stream (trc_synth_run), since the simulator is not a
+ * dependency of this part. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "traces/trace.h"
+
+/* ---- helpers ----------------------------------------------------------------- */
+/* Check writes a record on every passing ck_assert; hot loops use this,
+ * which only calls into Check on failure. */
+#define REQUIRE(cond, ...) do { if (!(cond)) ck_abort_msg(__VA_ARGS__); } while (0)
+static const char *const op_names[] = { "nop", "add", "mmad", "vadd", "mov_gm_l1", "mov_l1_l0a",
+                                        "fixpipe", "set_flag", "wait_flag", "mov_ub_gm" };
+static const char *const cause_names[] = { "queue_full", "wait_flag", "bank_conflict", "mem" };
+static const char *const counter_names[] = { "cycles", "insns", "hbm_bytes" };
+static const char *const hbm_names[] = { "ACT", "RD", "WR", "PRE", "REF" };
+static const trc_symbol syms[] = {
+    { "gemm", 0x1000, 0x400, 1 },
+    { "tile_loop", 0x1040, 0, 0 },
+    { "epilogue", 0x1200, 0, 0 },
+    { "helper", 0x2000, 0x100, 1 },
+    { "helper_body", 0x2010, 0, 0 },
+};
+
+static trc_meta test_meta(void)
+{
+    trc_meta m = { 0 };
+    m.config_json = "{\"version\":1,\"cores\":4}";
+    m.clock_ghz = 1.8;
+    m.n_cores = 4;
+    m.seed = 42;
+    m.kernel = "gemm";
+    m.level = "full";
+    m.counter_interval = 1000;
+    m.symbols = syms;
+    m.n_symbols = NPU_ARRAY_LEN(syms);
+    m.opcodes = (trc_names){ op_names, NPU_ARRAY_LEN(op_names) };
+    m.causes = (trc_names){ cause_names, NPU_ARRAY_LEN(cause_names) };
+    m.counters = (trc_names){ counter_names, NPU_ARRAY_LEN(counter_names) };
+    m.hbm_commands = (trc_names){ hbm_names, NPU_ARRAY_LEN(hbm_names) };
+    return m;
+}
+
+typedef struct evbuf { trc_event *e; size_t n, cap; } evbuf;
+static void ev_push(evbuf *b, trc_event e)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 1024;
+        b->e = realloc(b->e, b->cap * sizeof *b->e);
+        REQUIRE(b->e, "oom");
+    }
+    b->e[b->n++] = e;
+}
+
+/* A mixed stream of every kind, slightly out of start order (each pipe's
+ * events are pushed at their end, as a simulator finishes them). */
+static evbuf gen_events(size_t n, uint64_t seed)
+{
+    evbuf b = { 0 };
+    npu_rng rng = { seed };
+    uint64_t t[4][7] = { { 0 } };
+    uint64_t seq[4][8] = { { 0 } };
+    while (b.n < n) {
+        uint32_t core = (uint32_t)(npu_rng_next(&rng) % 4);
+        unsigned pipe = (unsigned)(npu_rng_next(&rng) % 7);
+        uint64_t r = npu_rng_next(&rng);
+        uint64_t start = t[core][pipe] + (r % 5), dur = 1 + (r >> 8) % 300;
+        t[core][pipe] = start + dur;
+        uint64_t pc = 0x1000 + 8 * ((r >> 20) % 128);
+        switch ((r >> 40) % 16) {
+        case 0:
+            ev_push(&b, trc_ev_stall(core, pipe, (uint32_t)(r % 4), start, start + dur));
+            break;
+        case 1: {
+            unsigned dst = (pipe + 1) % 7;
+            uint32_t flag = (uint32_t)(r % 8);
+            uint64_t s = ++seq[core][flag];
+            ev_push(&b, trc_ev_flag_set(core, pipe, dst, flag, start + dur, s));
+            ev_push(&b, trc_ev_flag_wait(core, pipe, dst, flag, start, start + dur + 3, s));
+            break;
+        }
+        case 2:
+            ev_push(&b, trc_ev_call(core, pc, 0x2000, start));
+            ev_push(&b, trc_ev_ret(core, 0x20f8, pc + 8, start + dur));
+            break;
+        case 3:
+            ev_push(&b, trc_ev_counter((uint32_t)(r % 3), (uint32_t)(r >> 4) % 3, start,
+                                       r >> 30));
+            break;
+        case 4:
+            ev_push(&b, trc_ev_mem(core, pipe, 0x80000000ull + (r & 0xfffff), 512,
+                                   (int)(r & 1), start, start + dur));
+            break;
+        case 5:
+            ev_push(&b, trc_ev_hbm((uint32_t)(r % 32), (unsigned)(r >> 5) % 2,
+                                   (uint32_t)(r >> 6) % 16, (r >> 10) % 65536,
+                                   (unsigned)(r >> 3) % 5, start));
+            break;
+        case 6:
+            ev_push(&b, trc_ev_barrier(core, start, start + dur));
+            break;
+        default:
+            ev_push(&b, trc_ev_insn(core, pipe, pc, (uint32_t)(r % 10), start - (r % 7),
+                                    start, start + dur, (uint32_t)((r >> 50) % 3 == 0)));
+            break;
+        }
+    }
+    return b;
+}
+
+/* Stable sort by t0: the order the reader must deliver. */
+static void stable_sort(trc_event *a, size_t n)
+{
+    for (size_t w = 1; w < n; w *= 2) {
+        trc_event *tmp = malloc(n * sizeof *tmp);
+        REQUIRE(tmp, "oom");
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = NPU_MIN(lo + w, n), hi = NPU_MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = (a[j].t0 < a[i].t0) ? a[j++] : a[i++];
+            while (i < mid) tmp[k++] = a[i++];
+            while (j < hi) tmp[k++] = a[j++];
+        }
+        memcpy(a, tmp, n * sizeof *a);
+        free(tmp);
+    }
+}
+
+static void write_trace_ch(const char *path, const evbuf *b, uint32_t chunk)
+{
+    npu_diag d = { 0 };
+    trc_meta m = test_meta();
+    trc_writer *w = trc_writer_open(path, &m, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    if (chunk)
+        ck_assert_int_eq(trc_writer_set_chunk_events(w, chunk), NPU_OK);
+    for (size_t i = 0; i < b->n; i++)
+        REQUIRE(trc_write(w, &b->e[i]) == NPU_OK, "write %zu", i);
+    for (uint64_t pc = 0x1000; pc < 0x1000 + 8 * 128; pc += 8) {
+        char txt[64];
+        snprintf(txt, sizeof txt, "insn_at_%llx r1, r2", (unsigned long long)pc);
+        REQUIRE(trc_writer_add_disasm(w, pc, txt) == NPU_OK, "disasm");
+    }
+    ck_assert_int_eq(trc_writer_close(w, &d), NPU_OK);
+}
+static void write_trace(const char *path, const evbuf *b) { write_trace_ch(path, b, 0); }
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *p = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+static evbuf read_all(trc_reader *r, const trc_filter *f)
+{
+    evbuf b = { 0 };
+    npu_diag d = { 0 };
+    trc_iter *it = trc_iter_new(r, f, &d);
+    REQUIRE(it != NULL, "%s", d.msg);
+    trc_event e;
+    while (trc_iter_next(it, &e))
+        ev_push(&b, e);
+    REQUIRE(trc_iter_error(it, &d) == NPU_OK, "%s", d.msg);
+    trc_iter_free(it);
+    return b;
+}
+
+static char tmpdir[256];
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test-traces.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+static const char *tpath(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+/* ---- round trip ---------------------------------------------------------------- */
+START_TEST(round_trip)
+{
+    make_tmpdir();
+    evbuf in = gen_events(60000, 7);
+    const char *p = tpath("rt.npt");
+    write_trace(p, &in);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_msg(r != NULL, "%s", d.msg);
+    ck_assert_int_eq(trc_reader_damage(r, NULL), 0);
+    const trc_meta *m = trc_reader_meta(r);
+    ck_assert_str_eq(m->config_json, "{\"version\":1,\"cores\":4}");
+    ck_assert(m->clock_ghz == 1.8);
+    ck_assert_uint_eq(m->n_cores, 4);
+    ck_assert_uint_eq(m->seed, 42);
+    ck_assert_str_eq(m->kernel, "gemm");
+    ck_assert_uint_eq(m->n_symbols, NPU_ARRAY_LEN(syms));
+    ck_assert_str_eq(trc_name(r, &m->opcodes, 2), "mmad");
+    ck_assert_str_eq(trc_name(r, &m->causes, 1), "wait_flag");
+    ck_assert_str_eq(trc_name(r, &m->counters, 2), "hbm_bytes");
+    ck_assert_str_eq(trc_name(r, &m->hbm_commands, 4), "REF");
+    ck_assert_str_eq(trc_name(r, &m->opcodes, 99), "#99");
+    ck_assert_str_eq(trc_reader_disasm(r, 0x1008), "insn_at_1008 r1, r2");
+    ck_assert_ptr_null(trc_reader_disasm(r, 0x1004));
+    ck_assert_str_eq(trc_reader_function_at(r, 0x1100)->name, "gemm");
+    ck_assert_str_eq(trc_reader_label_at(r, 0x1100)->name, "tile_loop");
+    ck_assert_str_eq(trc_reader_label_at(r, 0x1208)->name, "epilogue");
+    ck_assert_str_eq(trc_reader_label_at(r, 0x2020)->name, "helper_body");
+    ck_assert_ptr_null(trc_reader_label_at(r, 0x1010));
+    ck_assert_ptr_null(trc_reader_function_at(r, 0x3000));
+
+    evbuf out = read_all(r, NULL);
+    stable_sort(in.e, in.n);
+    ck_assert_uint_eq(out.n, in.n);
+    for (size_t i = 0; i < in.n; i++)
+        REQUIRE(trc_event_equal(&in.e[i], &out.e[i]), "event %zu differs (kind %s)", i,
+                      trc_kind_name(in.e[i].kind));
+    uint64_t ev, st, raw, nch;
+    trc_reader_totals(r, &ev, &st, &raw, &nch);
+    ck_assert_uint_eq(ev, in.n);
+    ck_assert_uint_ge(nch, 4);
+    ck_assert_int_eq(trc_reader_verify(r, &d), NPU_OK);
+    ck_assert_int_eq(trc_reader_damage(r, NULL), 0);
+    trc_close(r);
+    free(in.e);
+    free(out.e);
+}
+END_TEST
+
+START_TEST(filters_and_seek)
+{
+    make_tmpdir();
+    evbuf in = gen_events(50000, 11);
+    const char *p = tpath("f.npt");
+    write_trace(p, &in);
+    stable_sort(in.e, in.n);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_msg(r != NULL, "%s", d.msg);
+    trc_filter f = TRC_FILTER_ALL;
+    f.core = 2;
+    f.pipe_mask = 1u << TRC_PIPE_M;
+    f.t_lo = 20000;
+    f.t_hi = 60000;
+    evbuf out = read_all(r, &f);
+    size_t k = 0;
+    for (size_t i = 0; i < in.n; i++) {
+        const trc_event *e = &in.e[i];
+        int want = trc_kind_class(e->kind) == TRC_CLASS_CORE && e->core == 2 &&
+                   (trc_kind_slots(e->kind) & (1u << TRC_SLOT_PIPE)) &&
+                   (e->pipe == TRC_PIPE_M ||
+                    ((e->kind == TRC_FLAG_SET || e->kind == TRC_FLAG_WAIT) &&
+                     e->pipe2 == TRC_PIPE_M)) &&
+                   (e->t0 >= 20000 || trc_event_end(e) > 20000) && e->t0 < 60000;
+        if (!want)
+            continue;
+        REQUIRE(k < out.n && trc_event_equal(e, &out.e[k]), "filtered event %zu differs", k);
+        k++;
+    }
+    ck_assert_uint_eq(k, out.n);
+    ck_assert_uint_gt(k, 100);
+    free(out.e);
+
+    /* seek: the first event delivered overlaps t, and nothing before is lost */
+    trc_iter *it = trc_iter_new(r, NULL, &d);
+    trc_event e;
+    for (int i = 0; i < 100; i++)
+        ck_assert(trc_iter_next(it, &e));
+    trc_iter_seek(it, 40000);
+    size_t first = 0;
+    while (first < in.n && !(in.e[first].t0 >= 40000 || trc_event_end(&in.e[first]) > 40000))
+        first++;
+    ck_assert(trc_iter_next(it, &e));
+    ck_assert(trc_event_equal(&e, &in.e[first]));
+    trc_iter_free(it);
+    trc_close(r);
+    free(in.e);
+}
+END_TEST
+
+START_TEST(determinism)
+{
+    make_tmpdir();
+    evbuf in = gen_events(40000, 3);
+    write_trace(tpath("a.npt"), &in);
+    write_trace(tpath("b.npt"), &in);
+    size_t la, lb;
+    uint8_t *a = slurp(tpath("a.npt"), &la), *b = slurp(tpath("b.npt"), &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(a, b, la) == 0);
+    /* no temp files left behind */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", tpath("a.npt"), (long)getpid());
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+    free(a); free(b); free(in.e);
+}
+END_TEST
+
+START_TEST(discard_leaves_nothing)
+{
+    make_tmpdir();
+    npu_diag d = { 0 };
+    trc_meta m = test_meta();
+    const char *p = tpath("x.npt");
+    trc_writer *w = trc_writer_open(p, &m, &d);
+    ck_assert_ptr_nonnull(w);
+    trc_event e = trc_ev_insn(0, 1, 0x1000, 1, 0, 1, 2, 0);
+    ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+    trc_writer_discard(w);
+    ck_assert_int_ne(access(p, F_OK), 0);
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+    /* bad events are refused */
+    w = trc_writer_open(p, &m, &d);
+    trc_event bad = { 0 };
+    ck_assert_int_eq(trc_write(w, &bad), NPU_EINVAL);
+    ck_assert_int_ne(trc_writer_close(w, &d), NPU_OK);
+    ck_assert_int_ne(access(p, F_OK), 0);
+}
+END_TEST
+
+/* ---- damage -------------------------------------------------------------------------- */
+typedef struct chunk_pos { size_t off, end; uint32_t count; } chunk_pos;
+
+/* An independent walk of the chunk headers per docs/trace-format.md. */
+static size_t chunks_of(const uint8_t *p, size_t len, chunk_pos *out, size_t max)
+{
+    size_t n = 0, off = 32;
+    while (off + 52 <= len && memcmp(p + off, "NPTC", 4) == 0 && n < max) {
+        uint32_t stored = (uint32_t)p[off + 8] | (uint32_t)p[off + 9] << 8 |
+                          (uint32_t)p[off + 10] << 16 | (uint32_t)p[off + 11] << 24;
+        uint32_t count = (uint32_t)p[off + 16] | (uint32_t)p[off + 17] << 8 |
+                         (uint32_t)p[off + 18] << 16 | (uint32_t)p[off + 19] << 24;
+        out[n++] = (chunk_pos){ off, off + 52 + stored, p[off + 4] == 2 ? count : 0 };
+        off += 52 + stored;
+    }
+    return n;
+}
+
+/* got must be a subsequence of full (dropping chunks keeps the order). */
+static size_t check_subsequence(const evbuf *full, const evbuf *got)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < got->n; i++) {
+        while (j < full->n && !trc_event_equal(&full->e[j], &got->e[i]))
+            j++;
+        REQUIRE(j < full->n, "recovered event %zu is not in the original order", i);
+        j++;
+    }
+    return got->n;
+}
+
+static void damaged_read(const uint8_t *buf, size_t len, const evbuf *full, size_t min_events,
+                         int expect_damage)
+{
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open_mem(buf, len, &d);
+    if (len < 32) {
+        REQUIRE(r == NULL, "opened a %zu-byte file", len);
+        return;
+    }
+    if (!r)     /* only the 32-byte file header may make a trace unopenable */
+        ck_abort_msg("open failed at len %zu: %s", len, d.msg);
+    evbuf got = read_all(r, NULL);
+    REQUIRE(trc_reader_verify(r, &d) == NPU_OK, "verify");
+    check_subsequence(full, &got);
+    REQUIRE(got.n >= min_events, "len %zu: recovered %zu < %zu events", len, got.n,
+                  min_events);
+    const trc_damage *dl;
+    size_t nd = trc_reader_damage(r, &dl);
+    if (expect_damage)
+        REQUIRE(nd > 0, "damage not reported (len %zu)", len);
+    for (size_t i = 0; i < nd; i++)
+        REQUIRE(dl[i].offset <= len, "damage offset past the end");
+    free(got.e);
+    trc_close(r);
+}
+
+START_TEST(truncation)
+{
+    make_tmpdir();
+    evbuf in = gen_events(6000, 5);
+    const char *p = tpath("t.npt");
+    write_trace_ch(p, &in, 500);
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    chunk_pos ch[64];
+    size_t nch = chunks_of(buf, len, ch, 64);
+    ck_assert_uint_ge(nch, 5);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open_mem(buf, len, &d);
+    evbuf full = read_all(r, NULL);
+    trc_close(r);
+    /* every byte near the chunk boundaries, and a stride over the rest */
+    size_t cuts[4096], nc = 0;
+    for (size_t i = 0; i < 40; i++)
+        cuts[nc++] = i;
+    for (size_t c = 0; c < nch; c++)
+        for (long k = -3; k <= 60 && nc < 4000; k++)
+            if ((long)ch[c].off + k > 0 && ch[c].off + (size_t)k < len)
+                cuts[nc++] = ch[c].off + (size_t)k;
+    for (size_t x = 1; x < len && nc < 4090; x += len / 500 + 1)
+        cuts[nc++] = x;
+    for (size_t i = 0; i < nc; i++) {
+        size_t cut = cuts[i];
+        uint8_t *copy = malloc(cut + 1);  /* exact-size copy so ASan sees overreads */
+        memcpy(copy, buf, cut);
+        size_t min = 0;
+        for (size_t c = 0; c < nch; c++)
+            if (ch[c].end <= cut)
+                min += ch[c].count;
+        damaged_read(copy, cut, &full, min, 1);
+        free(copy);
+    }
+    free(buf); free(full.e); free(in.e);
+}
+END_TEST
+
+START_TEST(corruption)
+{
+    make_tmpdir();
+    evbuf in = gen_events(6000, 9);
+    const char *p = tpath("c.npt");
+    write_trace_ch(p, &in, 500);
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    chunk_pos ch[64];
+    size_t nch = chunks_of(buf, len, ch, 64);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open_mem(buf, len, &d);
+    evbuf full = read_all(r, NULL);
+    trc_close(r);
+    uint64_t total = full.n;
+    npu_rng rng = { 99 };
+    size_t offs[3000], no = 0;
+    for (size_t i = 32; i < 32 + 120; i++) offs[no++] = i;       /* the meta chunk's header */
+    for (size_t c = 0; c < nch; c++)
+        for (size_t k = 0; k < 56 && no < 2000; k++)
+            offs[no++] = ch[c].off + k;                          /* every chunk header byte */
+    for (size_t k = 1; k <= 80; k++) offs[no++] = len - k;       /* footer and index */
+    while (no < 2900) offs[no++] = 32 + npu_rng_next(&rng) % (len - 32);
+    uint8_t *copy = malloc(len);
+    for (size_t i = 0; i < no; i++) {
+        size_t o = offs[i];
+        memcpy(copy, buf, len);
+        copy[o] ^= (uint8_t)(1u << (npu_rng_next(&rng) % 8));
+        uint64_t lost = 0;
+        for (size_t c = 0; c < nch; c++)
+            if (o >= ch[c].off && o < ch[c].end)
+                lost = ch[c].count;
+        damaged_read(copy, len, &full, total - lost, 1);
+    }
+    /* multi-byte smears */
+    for (int i = 0; i < 200; i++) {
+        memcpy(copy, buf, len);
+        size_t o = 32 + npu_rng_next(&rng) % (len - 32), n = 1 + npu_rng_next(&rng) % 300;
+        for (size_t k = 0; k < n && o + k < len; k++)
+            copy[o + k] = (uint8_t)npu_rng_next(&rng);
+        damaged_read(copy, len, &full, 0, 0);
+    }
+    /* header damage: each has its own message */
+    memcpy(copy, buf, len);
+    memmove(copy + 4, copy + 5, len - 5);   /* a CRLF -> LF conversion */
+    ck_assert_ptr_null(trc_open_mem(copy, len, &d));
+    ck_assert_ptr_nonnull(strstr(d.msg, "text-mode"));
+    memcpy(copy, buf, len);
+    copy[1] = 'X';
+    ck_assert_ptr_null(trc_open_mem(copy, len, &d));
+    ck_assert_ptr_nonnull(strstr(d.msg, "not an npusim trace"));
+    memcpy(copy, buf, len);
+    copy[16] = 0x12; copy[17] = 0x34; copy[18] = 0x56; copy[19] = 0x78;
+    ck_assert_ptr_null(trc_open_mem(copy, len, &d));
+    ck_assert_ptr_nonnull(strstr(d.msg, "big-endian"));
+    memcpy(copy, buf, len);
+    copy[8] = 9;
+    ck_assert_ptr_null(trc_open_mem(copy, len, &d));
+    ck_assert_ptr_nonnull(strstr(d.msg, "version"));
+    free(copy); free(buf); free(full.e); free(in.e);
+}
+END_TEST
+
+static Suite *traces_suite(void)
+{
+    Suite *s = suite_create("traces");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, filters_and_seek);
+    tcase_add_test(tc, determinism);
+    tcase_add_test(tc, discard_leaves_nothing);
+    tcase_add_test(tc, truncation);
+    tcase_add_test(tc, corruption);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(traces_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
