@@ -178,15 +178,17 @@ static uint32_t round_pack(const fmt *F, int sign, uint64_t m, int e, int rmode,
         rem = 1;
         half = 2;
     }
-    int inc = 0;
+    /* bitwise, not ||: the comparisons are data-dependent and would be
+     * mispredicted branches in the vector unit's cast loops */
+    uint64_t inc;
     switch (rmode) {
     case ISA_RM_RTZ: inc = 0; break;
-    case ISA_RM_RUP: inc = rem != 0 && !sign; break;
-    case ISA_RM_RDN: inc = rem != 0 && sign; break;
+    case ISA_RM_RUP: inc = (uint64_t)(rem != 0) & (uint64_t)!sign; break;
+    case ISA_RM_RDN: inc = (uint64_t)(rem != 0) & (uint64_t)sign; break;
     case ISA_RM_RNA: inc = rem >= half; break;
-    default: inc = rem > half || (rem == half && (n & 1)); break;
+    default: inc = (uint64_t)(rem > half) | ((uint64_t)(rem == half) & n & 1); break;
     }
-    n += (uint64_t)inc;
+    n += inc;
     uint64_t bits = ((uint64_t)(q + F->mbits + F->bias - 1) << F->mbits) + n;
     if (bits > F->maxbits)
         return overflow(F, sign, rmode, sat);
@@ -225,8 +227,30 @@ uint32_t isa_fp_from_double(isa_dtype dt, double v, int rmode, int sat)
 
 uint32_t isa_fp_from_f32(isa_dtype dt, float v, int rmode, int sat)
 {
-    /* fp32 -> double is exact, so this is still a single rounding. */
-    return isa_fp_from_double(dt, (double)v, rmode, sat);
+    /* the common case of the vector unit's casts goes inline */
+    if (rmode == ISA_RM_RNE && !sat) {
+        if (dt == ISA_DT_F16)
+            return isa_fp_f32_to_f16(v);
+        if (dt == ISA_DT_BF16)
+            return isa_fp_f32_to_bf16(v);
+    }
+    const fmt *F = fmt_of(dt);
+    if (!F)
+        return 0;
+    /* decompose the fp32 exactly (no double detour): one rounding */
+    uint32_t u = isa_fp_f32_bits(v);
+    int sign = (int)(u >> 31);
+    int ex = (int)((u >> 23) & 0xFF);
+    uint32_t fr = u & 0x7FFFFFu;
+    if (ex == 0xFF)
+        return special(F, sign, fr != 0, sat);
+    if (ex == 0 && fr == 0)
+        return sign ? sign_bit(F) : 0;
+    if (dt == ISA_DT_F32)
+        return u;
+    if (ex == 0)
+        return round_pack(F, sign, fr, -149, rmode, sat);
+    return round_pack(F, sign, fr | 0x800000u, ex - 150, rmode, sat);
 }
 
 uint32_t isa_fp_from_u64(isa_dtype dt, uint64_t v, int rmode, int sat)

@@ -200,6 +200,11 @@ START_TEST(t_spot_values)
     CHK_EQ(isa_fp_f32_bits(isa_fp_e5m2_to_f32(0x7D)), ISA_FP_NAN_F32);
     CHK(isa_fp_f16_to_f32(0x0001) == 0x1p-24f);
     CHK(isa_fp_bf16_to_f32(0x0001) == 0x1p-133f);
+    /* fp32 -> fp32 is the identity except NaN canonicalisation and sat */
+    ck_assert_uint_eq(isa_fp_from_f32(ISA_DT_F32, 0x1p-149f, ISA_RM_RUP, 1), 1);
+    ck_assert_uint_eq(isa_fp_from_f32(ISA_DT_F32, -3.5f, ISA_RM_RTZ, 0), 0xC0600000u);
+    ck_assert_uint_eq(isa_fp_from_f32(ISA_DT_F32, -INFINITY, ISA_RM_RNE, 1), 0xFF7FFFFFu);
+    ck_assert_uint_eq(isa_fp_from_f32(ISA_DT_F32, f32_of_bits(0xFF800123u), ISA_RM_RNE, 0), 0xFFC00000u);
     /* double -> f16 rounds once: 1 + 2^-11 + 2^-40 is above the halfway
      * point, but rounding it to fp32 first lands exactly on the tie. */
     double d = 1.0 + 0x1p-11 + 0x1p-40;
