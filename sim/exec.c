@@ -127,15 +127,15 @@ static npu_status sb_fault(npu_sim *s, int core, uint64_t pc, uint64_t addr, uns
 {
     const sim_core *c = &s->cores[core];
     uint64_t sbs = c->bufsize[SIM_SP_SB];
-    if (addr & (size - 1))
+    if (sbs < size || addr > sbs - size)
         return sim_fault(s, core, pc, NPU_EFAULT, d,
-                         "misaligned scalar buffer %s of %u bytes at 0x%" PRIx64
-                         " (needs %u-byte alignment)",
-                         is_write ? "write" : "read", size, addr, size);
+                         "scalar buffer %s [0x%" PRIx64 ", +%u) outside the scalar buffer (%" PRIu64
+                         " bytes)",
+                         is_write ? "write" : "read", addr, size, sbs);
     return sim_fault(s, core, pc, NPU_EFAULT, d,
-                     "scalar buffer %s [0x%" PRIx64 ", +%u) outside the scalar buffer (%" PRIu64
-                     " bytes)",
-                     is_write ? "write" : "read", addr, size, sbs);
+                     "misaligned scalar buffer %s of %u bytes at 0x%" PRIx64
+                     " (needs %u-byte alignment)",
+                     is_write ? "write" : "read", size, addr, size);
 }
 
 /* Little-endian loads/stores on the host buffer (memcpy: no aliasing UB;
@@ -245,8 +245,10 @@ exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d, 
         /* ---- system ---- */
         case ISA_OP_NOP: break;
         case ISA_OP_HALT:
+            /* an ended core's pc stays at its halt (reports name it) */
             c->state = SIM_CORE_ENDED;
             if (single) op->ended = 1;
+            next = pc;
             goto retire_stop;
         case ISA_OP_TRAP:
             st = sim_fault(s, core, pc, NPU_EFAULT, d, "trap %" PRId64, in->imm);

@@ -137,8 +137,10 @@ static npu_status bad_access(sim_gm *g, const char *what, uint64_t addr, uint64_
                     what, addr, len, g->a[0].addr - addr, desc);
 }
 
+/* guard: the bytes that must stay unmapped around the new allocation (the
+ * ELF's own segments are laid out by the assembler and may be adjacent). */
 static npu_status insert(sim_gm *g, uint64_t addr, uint64_t size, sim_gm_kind kind, int readonly,
-                         const char *name, npu_diag *d)
+                         const char *name, uint64_t guard, npu_diag *d)
 {
     if (size == 0)
         size = 1; /* an empty tensor still gets an address of its own */
@@ -153,8 +155,8 @@ static npu_status insert(sim_gm *g, uint64_t addr, uint64_t size, sim_gm_kind ki
         if (j < 0 || (size_t)j >= g->n)
             continue;
         const sim_gm_alloc *a = &g->a[j];
-        uint64_t lo = a->addr >= SIM_GM_GUARD ? a->addr - SIM_GM_GUARD : 0;
-        uint64_t hi = a->addr + a->size + SIM_GM_GUARD;
+        uint64_t lo = a->addr >= guard ? a->addr - guard : 0;
+        uint64_t hi = a->addr + a->size + guard;
         if (addr < hi && addr + size > lo) {
             char desc[160];
             alloc_desc(a, desc, sizeof desc);
@@ -194,7 +196,7 @@ static npu_status insert(sim_gm *g, uint64_t addr, uint64_t size, sim_gm_kind ki
 npu_status sim_gm_map(sim_gm *g, uint64_t addr, uint64_t size, sim_gm_kind kind, int readonly,
                       const char *name, npu_diag *d)
 {
-    return insert(g, addr, size, kind, readonly, name, d);
+    return insert(g, addr, size, kind, readonly, name, kind == SIM_GM_SEG ? 0 : SIM_GM_GUARD, d);
 }
 
 npu_status sim_gm_alloc_new(sim_gm *g, uint64_t size, sim_gm_kind kind, const char *name,
@@ -209,7 +211,7 @@ npu_status sim_gm_alloc_new(sim_gm *g, uint64_t size, sim_gm_kind kind, const ch
             at = after;
     }
     at = (at + SIM_GM_ALLOC_ALIGN - 1) & ~(SIM_GM_ALLOC_ALIGN - 1);
-    npu_status st = insert(g, at, size, kind, 0, name, d);
+    npu_status st = insert(g, at, size, kind, 0, name, SIM_GM_GUARD, d);
     if (st)
         return st;
     *addr = at;
