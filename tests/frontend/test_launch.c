@@ -422,6 +422,43 @@ START_TEST(dtype_names)
 }
 END_TEST
 
+/* The example in docs/launch.md is a valid launch file. */
+START_TEST(docs_example)
+{
+    const char *root = getenv("NPU_ROOT");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/launch.md", root && *root ? root : ".");
+    uint8_t *data;
+    size_t len;
+    npu_diag d;
+    ck_assert_msg(npu_read_file(path, 0, 0, &data, &len, &d) == NPU_OK, "%s", d.msg);
+    char *start = strstr((char *)data, "```json\n");
+    ck_assert_ptr_nonnull(start);
+    start += 8;
+    char *end = strstr(start, "```");
+    ck_assert_ptr_nonnull(end);
+    launch_desc l = { 0 };
+    ck_assert_msg(launch_load_json_text(&l, start, (size_t)(end - start), "launch.md", "docs", &d) ==
+                      NPU_OK,
+                  "%s", d.msg);
+    ck_assert_uint_eq(l.nargs, 6);
+    ck_assert_uint_eq(l.nexpects, 2);
+    ck_assert(l.expects[0].rtol == 1e-2);
+    ck_assert(l.expects[1].rtol == 1e-3);
+    ck_assert_str_eq(l.config, "docs/../configs/small.json");
+    cfg_machine m;
+    char cwd_cfg[4096];
+    snprintf(cwd_cfg, sizeof cwd_cfg, "%s/configs/small.json", root && *root ? root : ".");
+    npu_free(l.config);
+    l.config = npu_strdup(cwd_cfg);
+    ck_assert_msg(launch_machine(&l, &m, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_uint_eq(m.chip.cores, 24);
+    ck_assert_int_eq(m.timing.memory_model, CFG_MEM_FIXED);
+    launch_free(&l);
+    npu_free(data);
+}
+END_TEST
+
 START_TEST(alloc_failures)
 {
     for (long n = 1; n < 400; n++) {
@@ -450,6 +487,7 @@ Suite *launch_suite(void)
     tcase_add_test(t, flags_errors);
     tcase_add_test(t, file_and_flags);
     tcase_add_test(t, dtype_names);
+    tcase_add_test(t, docs_example);
     tcase_add_test(t, alloc_failures);
     suite_add_tcase(s, t);
     return s;
