@@ -34,6 +34,14 @@ npu_status sim_chk_range(const sim_unit_ctx *ctx, sim_space sp, int is_write, ui
 npu_status sim_chk_align(const sim_unit_ctx *ctx, sim_space sp, uint64_t addr, const char *what,
                          const char *who, npu_diag *d);
 
+/* Cube kernel variants (cube.c). All give bit-identical results; the
+ * executor's path picks the best the host supports. */
+enum { SIM_CUBE_PORTABLE = 0, SIM_CUBE_AVX2 = 1, SIM_CUBE_AVX512 = 2 };
+int sim_cube_variant_supported(int variant);
+/* sim_exec_cube with a chosen variant (-1: the host's best); tests and the
+ * benchmark use it to compare variants. */
+npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant);
+
 static inline const char *sim_mn(const isa_insn *in)
 {
     const isa_info *i = isa_info_of(in->op);

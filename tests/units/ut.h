@@ -50,6 +50,6 @@ Suite *cube_suite(void);
 Suite *dma_suite(void);
 Suite *sparse_suite(void);
 
-#define UNITS_SUITES(S) S(vec_suite)
+#define UNITS_SUITES(S) S(vec_suite) S(cube_suite)
 
 #endif
