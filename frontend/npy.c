@@ -566,16 +566,28 @@ static npu_status encode_named(const npy_tensor *t, int style, const char *name,
         n += snprintf(hdr + n, sizeof hdr - (size_t)n, i ? ", %lld" : "%lld",
                       (long long)t->shape[i]);
     n += snprintf(hdr + n, sizeof hdr - (size_t)n, t->ndim == 1 ? ",), }" : "), }");
+    /* Byte for byte what numpy >= 1.24 writes (format.py _write_array_header
+     * and _wrap_header): room for the first axis to grow in place to
+     * GROWTH_AXIS_MAX_DIGITS (21) digits, then spaces and '\n' so that the
+     * data starts on a 64-byte boundary; numpy pads a full 64 bytes when the
+     * header happens to end on a boundary already, and so do we. */
+    if (t->ndim > 0) {
+        char first[24];
+        int fl = snprintf(first, sizeof first, "%lld", (long long)t->shape[0]);
+        for (int i = fl; i < 21; i++)
+            hdr[n++] = ' ';
+        hdr[n] = 0;
+    }
     /* version 1.0 unless the padded header exceeds its 16-bit length */
     size_t pre = 10;
-    size_t total = ((pre + (size_t)n + 1 + 63) / 64) * 64;
+    size_t hcore = (size_t)n + 1;
+    size_t hlen = hcore + 64 - (pre + hcore) % 64;
     int major = 1;
-    if (total - pre > 65535) {
+    if (hlen > 65535) {
         major = 2;
         pre = 12;
-        total = ((pre + (size_t)n + 1 + 63) / 64) * 64;
+        hlen = hcore + 64 - (pre + hcore) % 64;
     }
-    size_t hlen = total - pre;
     uint8_t preamble[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (uint8_t)major, 0};
     if (major == 1) {
         preamble[8] = (uint8_t)hlen;

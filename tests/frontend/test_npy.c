@@ -86,8 +86,10 @@ static void expect_hdr_err(const char *hdr, npu_status status, const char *sub1,
 
 /* ---- valid files ----------------------------------------------------------------------- */
 
-/* Exactly what numpy 1.x/2.x np.save(np.arange(6, dtype=np.float32).reshape(2, 3))
- * writes: version 1.0, header padded with spaces to a 64-byte boundary. */
+/* Exactly what numpy (>= 1.24, incl. 2.x) np.save(np.arange(6, dtype=np.float32)
+ * .reshape(2, 3)) writes: version 1.0, the dict, 21 - len("2") spaces of
+ * growth room for the first axis, then spaces and '\n' to a 64-byte
+ * boundary. */
 START_TEST(t_write_exact_bytes)
 {
     npy_tensor t;
@@ -126,6 +128,19 @@ START_TEST(t_write_exact_bytes)
     ck_assert_int_eq(npy_encode(&t, 0, &b, &d), NPU_OK);
     ck_assert(strstr((char *)b.data + 10, "'shape': (), }"));
     ck_assert_uint_eq(b.len, 128 + 8);   /* a 56-char dict needs two lines of 64 */
+    npu_buf_free(&b);
+    npy_free(&t);
+    /* a header ending exactly on a boundary gets a full 64 bytes more, as
+     * numpy's padlen = 64 - (len % 64) does: this shape gives a 97-char
+     * dict, + 20 growth spaces + '\n' + 10 = 128 (empty: a zero dim) */
+    int64_t sh8[8] = {0, 100, 1000, 1000, 1000, 1000, 1000, 1000};
+    ck_assert_int_eq(npy_alloc(&t, ISA_DT_F32, 8, sh8, &d), NPU_OK);
+    b = (npu_buf){0};
+    ck_assert_int_eq(npy_encode(&t, 0, &b, &d), NPU_OK);
+    ck_assert_uint_eq(b.len, 128 + 64);
+    ck_assert_uint_eq(b.data[8] | b.data[9] << 8, 128 + 64 - 10);
+    ck_assert_uint_eq(b.data[b.len - 1], '\n');
+    ck_assert_uint_eq(b.data[b.len - 65], ' ');
     npu_buf_free(&b);
     npy_free(&t);
 }
