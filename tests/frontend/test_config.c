@@ -497,6 +497,47 @@ START_TEST(alloc_failures)
 }
 END_TEST
 
+/* ---- robustness: mutated inputs never crash and always explain ------------- */
+
+START_TEST(mutations)
+{
+    cfg_machine m;
+    cfg_default(&m);
+    char *ref = cfg_dump_json(&m);
+    size_t len = strlen(ref);
+    char *buf = malloc(len + 64);
+    npu_rng rng = { 12345 };
+    static const char pool[] = "{}[]\",:.-+0123456789eE \n\\truefalsenull\x01\xff";
+    int ok = 0, bad = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, ref, len + 1);
+        size_t n = len;
+        int muts = 1 + (int)(npu_rng_next(&rng) % 4);
+        for (int k = 0; k < muts; k++) {
+            size_t at = npu_rng_next(&rng) % n;
+            switch (npu_rng_next(&rng) % 3) {
+            case 0: buf[at] = pool[npu_rng_next(&rng) % (sizeof pool - 1)]; break;
+            case 1: memmove(buf + at, buf + at + 1, n - at); n--; break; /* delete */
+            default: n = at; buf[n] = 0; break;                         /* truncate */
+            }
+            if (n < 2) break;
+        }
+        npu_diag d;
+        npu_diag_clear(&d);
+        npu_status st = cfg_load_json_text(&m, buf, n, "mut.json", &d);
+        if (st == NPU_OK) ok++;
+        else {
+            bad++;
+            ck_assert_msg(strncmp(d.msg, "mut.json", 8) == 0, "message without file: %s", d.msg);
+        }
+    }
+    ck_assert_int_gt(bad, 1000);  /* most mutations break the file... */
+    ck_assert_int_gt(ok, 10);     /* ...some (whitespace, digits) do not */
+    free(buf);
+    npu_free(ref);
+}
+END_TEST
+
 /* ---- the command ------------------------------------------------------------- */
 
 START_TEST(cmd_config)
@@ -535,6 +576,7 @@ Suite *config_suite(void)
     tcase_add_test(t, validate_cross_fields);
     tcase_add_test(t, memory_delegation);
     tcase_add_test(t, alloc_failures);
+    tcase_add_test(t, mutations);
     tcase_add_test(t, cmd_config);
     suite_add_tcase(s, t);
     return s;

@@ -475,6 +475,36 @@ START_TEST(alloc_failures)
 }
 END_TEST
 
+/* Mutated launch files never crash and always name the file. */
+START_TEST(mutations)
+{
+    size_t len = strlen(full);
+    char *buf = malloc(len + 1);
+    npu_rng rng = { 777 };
+    static const char pool[] = "{}[]\",:.-0123456789 \nxyz\x01\xff";
+    int bad = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, full, len + 1);
+        size_t n = len;
+        for (int k = 0, muts = 1 + (int)(npu_rng_next(&rng) % 4); k < muts && n > 2; k++) {
+            size_t at = npu_rng_next(&rng) % n;
+            if (npu_rng_next(&rng) % 2) buf[at] = pool[npu_rng_next(&rng) % (sizeof pool - 1)];
+            else memmove(buf + at, buf + at + 1, n-- - at);
+        }
+        launch_desc l = { 0 };
+        npu_diag d;
+        npu_diag_clear(&d);
+        if (launch_load_json_text(&l, buf, n, "mut.json", "dir", &d) != NPU_OK) {
+            bad++;
+            ck_assert_msg(strncmp(d.msg, "mut.json", 8) == 0, "message without file: %s", d.msg);
+        }
+        launch_free(&l);
+    }
+    ck_assert_int_gt(bad, 1000);
+    free(buf);
+}
+END_TEST
+
 Suite *launch_suite(void)
 {
     Suite *s = suite_create("launch");
@@ -488,6 +518,7 @@ Suite *launch_suite(void)
     tcase_add_test(t, file_and_flags);
     tcase_add_test(t, dtype_names);
     tcase_add_test(t, docs_example);
+    tcase_add_test(t, mutations);
     tcase_add_test(t, alloc_failures);
     suite_add_tcase(s, t);
     return s;
