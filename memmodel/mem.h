@@ -108,7 +108,8 @@ npu_status mem_config_preset(mem_config *c, const char *name, npu_diag *d);
  * wrong types and out-of-range values are errors naming "where.group.key".
  * "preset" (at the top or in "hbm") is applied first. Validates the result. */
 npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, npu_diag *d);
-/* One override: key relative to the memory object ("hbm.tCL", "l2.ways"). */
+/* One override: key relative to the memory object ("hbm.tCL", "l2.ways").
+ * Checks the key's own range; cross-field rules wait for mem_config_validate. */
 npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d);
 /* Cross-field checks (powers of two, mapping covers every field, ...). */
 npu_status mem_config_validate(const mem_config *c, const char *where, npu_diag *d);

@@ -113,6 +113,8 @@ static void apply_preset(mem_config *c, const mem_preset_ns *p)
     int cl = mem_log2((uint64_t)(512 / atom)), cbits = mem_log2((uint64_t)h->columns);
     int hb = mem_log2((uint64_t)h->channels);
     char *m = h->mapping;
+    memset(h->mapping, 0, sizeof h->mapping);
+    memset(h->xor_map, 0, sizeof h->xor_map);
     int n = snprintf(m, MEM_MAP_LEN, "c%d k2 h%d p", cl, hb);
     if (h->sids > 1) n += snprintf(m + n, MEM_MAP_LEN - n, " s%d", mem_log2((uint64_t)h->sids));
     n += snprintf(m + n, MEM_MAP_LEN - n, " g2 b2");
@@ -343,7 +345,8 @@ static npu_status store_str(mem_config *c, const mem_key *k, const char *s, cons
         return range_err(k, where, d);
     }
     if (strlen(s) >= MEM_MAP_LEN) return range_err(k, where, d);
-    snprintf(p, MEM_MAP_LEN, "%s", s);
+    memset(p, 0, MEM_MAP_LEN);      /* whole buffer, so configs compare with memcmp */
+    memcpy(p, s, strlen(s));
     return NPU_OK;
 }
 
@@ -412,7 +415,7 @@ npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu
 {
     if (!strcmp(key, "preset") || !strcmp(key, "hbm.preset")) {
         if (mem_config_preset(c, value, d)) { npu_diag_prefix(d, "--set memory.%s", key); return NPU_EINVAL; }
-        return mem_config_validate(c, "--set memory", d);
+        return NPU_OK;
     }
     const char *dot = strchr(key, '.');
     char group[32];
@@ -436,8 +439,10 @@ npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu
     } else {
         st = store_str(c, k, value, "--set memory", d);
     }
-    if (st) return st;
-    return mem_config_validate(c, "--set memory", d);
+    /* cross-field rules are checked once all overrides are in (mem_hbm_new
+     * and mem_sys_new validate), so that e.g. stacks and mapping can change
+     * together */
+    return st;
 }
 
 cJSON *mem_config_dump(const mem_config *c)

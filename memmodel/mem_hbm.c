@@ -583,7 +583,6 @@ static int fr_try(mem_hbm *h, hchan *ch, hreq *r, int want_col, uint64_t t, uint
                   const int32_t *q, int nq, int in_active)
 {
     hbank *b = &ch->bk[r->bank];
-    if (b->ref_pending) return 0;               /* released by its REFB */
     if (!in_active && r->arrive >= t) {         /* accepted this cycle: eligible next */
         if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
         return 0;
@@ -594,6 +593,9 @@ static int fr_try(mem_hbm *h, hchan *ch, hreq *r, int want_col, uint64_t t, uint
         r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
     }
     int col = mem_cmd_is_col(r->need);
+    /* a bank waiting for its per-bank refresh takes no new ACT/PRE (released
+     * by the REFpb); hits to its open row may still drain */
+    if (b->ref_pending && !col) return 0;
     if (col != want_col) {
         if (r->lb < *wake) *wake = r->lb > t ? r->lb : t + 1;
         return 0;

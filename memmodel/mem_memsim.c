@@ -372,6 +372,8 @@ static void usage(FILE *f)
         "                  default: the default machine (HBM2E x 4 stacks)\n"
         "  --set K=V       override one key (e.g. hbm.tCL=20, controller.read_queue=64)\n"
         "  --json          stats as JSON\n"
+        "  --dump-config   print the resulting memory config (every key) and exit\n"
+        "  --doc-keys      print the config key table (Markdown) and exit\n"
         "  --check         replay the issued commands through the JEDEC timing checker\n"
         "  --time          print the host seconds of the simulation loop to stderr\n"
         "  --dump-commands print every issued command to stderr (implies --check)\n"
@@ -384,7 +386,7 @@ int mem_cmd_memsim(int argc, char **argv)
     mem_config_default(&c);
     npu_diag d = { 0 };
     const char *trace = NULL, *pattern = NULL;
-    int json = 0, check = 0, show_time = 0, write_pct = 0;
+    int json = 0, check = 0, show_time = 0, write_pct = 0, dump_cfg = 0;
     uint64_t nreq = 0, stride = 4096, seed = 1, interval = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -407,6 +409,14 @@ int mem_cmd_memsim(int argc, char **argv)
             if (mem_config_set(&c, k, eq + 1, &d)) { fprintf(stderr, "npusim memsim: %s\n", d.msg); return 2; }
         } else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--check")) check |= 1;
+        else if (!strcmp(a, "--dump-config")) dump_cfg = 1;
+        else if (!strcmp(a, "--doc-keys")) {
+            char *doc = mem_config_doc();
+            if (!doc) { fprintf(stderr, "npusim memsim: out of memory\n"); return 2; }
+            fputs(doc, stdout);
+            npu_free(doc);
+            return 0;
+        }
         else if (!strcmp(a, "--dump-commands")) check |= 3;
         else if (!strcmp(a, "--time")) show_time = 1;
         else if (!strcmp(a, "--pattern")) { NEED(); pattern = v; }
@@ -423,6 +433,18 @@ int mem_cmd_memsim(int argc, char **argv)
         else trace = a;
 #undef NUM
 #undef NEED
+    }
+    if (mem_config_validate(&c, "--set memory", &d)) { fprintf(stderr, "npusim memsim: %s\n", d.msg); return 2; }
+    if (dump_cfg) {
+        cJSON *o = cJSON_CreateObject(), *m = mem_config_dump(&c);
+        char *s = NULL;
+        if (o && m) { cJSON_AddItemToObject(o, "memory", m); m = NULL; s = cJSON_Print(o); }
+        cJSON_Delete(m);
+        cJSON_Delete(o);
+        if (!s) { fprintf(stderr, "npusim memsim: out of memory\n"); return 2; }
+        puts(s);
+        cJSON_free(s);
+        return 0;
     }
     if (!!trace == !!pattern) {
         fprintf(stderr, "npusim memsim: give a TRACE or --pattern (not both); see --help\n");

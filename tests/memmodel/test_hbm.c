@@ -1,0 +1,300 @@
+/* tests/memmodel/test_hbm.c — the HBM model: unloaded latencies against the
+ * JEDEC formulas, the timing checker on mixed traffic, streaming bandwidth,
+ * refresh blocking, back-pressure, address mapping. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memmodel/mem.h"
+#include "tests/memmodel/tmem.h"
+
+typedef struct got { uint64_t tag[64], t[64]; int n; } got;
+
+static void on_done(void *u, uint64_t tag, uint64_t t)
+{
+    got *g = u;
+    if (g->n < 64) { g->tag[g->n] = tag; g->t[g->n] = t; }
+    g->n++;
+}
+
+/* One stack, 1 channel, no refresh: a clean room for latency formulas. */
+void tmem_small(mem_config *c, int dramsim_structure)
+{
+    mem_config_default(c);
+    c->hbm.stacks = 1;
+    c->hbm.channels = 1;
+    c->hbm.refresh = MEM_REF_NONE;
+    snprintf(c->hbm.mapping, MEM_MAP_LEN, "c5 p g2 b2 r");
+    c->hbm.xor_map[0] = 0;
+    if (dramsim_structure) { c->ctrl.cmd_queue = 8; c->ctrl.active_buffer = 0; c->ctrl.row_hit_cap = 4; }
+}
+
+static uint64_t run_one(mem_hbm *h, got *g, uint64_t addr, uint64_t at)
+{
+    int n0 = g->n;
+    mem_hbm_advance_to(h, at - 1);
+    ck_assert_int_eq(mem_hbm_submit(h, addr, 0, 7, at, NULL), NPU_OK);
+    while (g->n == n0) {
+        uint64_t e = mem_hbm_next_event(h);
+        ck_assert(e != UINT64_MAX);
+        mem_hbm_advance_to(h, e);
+    }
+    return g->t[n0] - at;
+}
+
+static void latency_formulas(int dq)
+{
+    mem_config c;
+    tmem_small(&c, dq);
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    ck_assert_ptr_nonnull(h);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    const mem_hbm_cfg *t = &c.hbm;
+    int rd = t->tCL + t->burst_length / 2;
+    /* row in bank 0 of bank group 0: closed bank */
+    uint64_t row_bytes = (uint64_t)t->columns * mem_config_atom_bytes(&c) * 2 /* pc */ * 16;
+    uint64_t l_closed = run_one(h, &g, 0, 100);
+    ck_assert_uint_eq(l_closed, 1 + t->tRCDRD + rd);            /* accept, ACT, tRCD, CL + BL/2 */
+    uint64_t l_hit = run_one(h, &g, 64, 1000);
+    ck_assert_uint_eq(l_hit, 1 + rd);
+    uint64_t l_conf = run_one(h, &g, row_bytes, 2000);          /* same bank, next row */
+    ck_assert_uint_eq(l_conf, 1 + t->tRP + t->tRCDRD + rd);
+    mem_hbm_free(h);
+}
+
+START_TEST(t_latency_fr) { latency_formulas(0); }
+END_TEST
+START_TEST(t_latency_dq) { latency_formulas(1); }
+END_TEST
+
+START_TEST(t_latency_act_cycles)
+{
+    /* a 2-cycle ACT (Ramulator's HBM2) delays the column command by one */
+    mem_config c;
+    tmem_small(&c, 0);
+    c.hbm.act_cycles = 2;
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    ck_assert_uint_eq(run_one(h, &g, 0, 10), 1 + 1 + c.hbm.tRCDRD + c.hbm.tCL + c.hbm.burst_length / 2);
+    mem_hbm_free(h);
+}
+END_TEST
+
+/* Random mixed traffic through several controller setups: the independent
+ * checker must find no broken rule, and every request must complete. */
+static void check_clean(mem_config *c, int nreq, int write_pct, uint64_t interval)
+{
+    memsim_trace t;
+    ck_assert_int_eq(memsim_pattern("random", (uint64_t)nreq, 0, 42, write_pct, interval, c, &t, NULL), NPU_OK);
+    memsim_result r;
+    npu_diag d = { 0 };
+    ck_assert_int_eq(memsim_run(c, &t, 1, &r, &d), NPU_OK);
+    ck_assert_msg(r.violations == 0, "violations: %s", r.first_violation);
+    ck_assert_uint_gt(r.commands_checked, (uint64_t)nreq);
+    ck_assert_uint_eq(r.reads + r.writes, (uint64_t)nreq);
+    memsim_result_free(&r);
+    npu_free(t.req);
+}
+
+START_TEST(t_checker_default)
+{
+    mem_config c;
+    mem_config_default(&c);
+    c.hbm.stacks = 1;
+    snprintf(c.hbm.mapping, MEM_MAP_LEN, "c4 h3 p g2 b2 c r");
+    check_clean(&c, 20000, 30, 0);
+}
+END_TEST
+
+START_TEST(t_checker_variants)
+{
+    mem_config c;
+    for (int v = 0; v < 6; v++) {
+        tmem_small(&c, v & 1);
+        c.hbm.refresh = v < 2 ? MEM_REF_ALL_BANK : v < 4 ? MEM_REF_PER_BANK : MEM_REF_ALL_BANK;
+        c.hbm.refresh_prea = v & 1;
+        c.ctrl.page_policy = v >= 4 ? MEM_PAGE_CLOSED : MEM_PAGE_OPEN;
+        c.ctrl.dual_cmd = v != 5;
+        if (v == 3) c.hbm.act_cycles = 2;
+        check_clean(&c, 6000, 40, 3);
+        check_clean(&c, 3000, 50, 0);
+    }
+}
+END_TEST
+
+START_TEST(t_checker_catches)
+{
+    /* the checker must see a hand-made violation: RD 3 tCK after ACT */
+    mem_config c;
+    tmem_small(&c, 0);
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    mem_hbm_log_commands(h, 1);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    run_one(h, &g, 0, 10);
+    uint64_t v = 0;
+    npu_diag d = { 0 };
+    ck_assert_int_eq(mem_hbm_check(h, &v, &d), NPU_OK);
+    ck_assert_uint_eq(v, 0);
+    mem_hbm_free(h);
+    tmem_check_bad_log(&c);
+}
+END_TEST
+
+START_TEST(t_stream_peak)
+{
+    /* stream reads over one HBM2E stack: without refresh the data bus is
+     * kept busy (>= 97 % of peak); with it we lose about tRFC / tREFI. The
+     * queue is deep enough that the in-order frontend (head-of-line blocked
+     * by a full channel queue) does not limit the stream. */
+    for (int ref = 0; ref < 2; ref++) {
+        mem_config c;
+        mem_config_default(&c);
+        c.hbm.stacks = 1;
+        snprintf(c.hbm.mapping, MEM_MAP_LEN, "c4 h3 p g2 b2 c r");
+        c.memsim.inject_per_cycle = 64;
+        c.ctrl.read_queue = 128;
+        c.hbm.refresh = ref ? MEM_REF_ALL_BANK : MEM_REF_NONE;
+        memsim_trace t;
+        ck_assert_int_eq(memsim_pattern("stream", 200000, 0, 1, 0, 0, &c, &t, NULL), NPU_OK);
+        memsim_result r;
+        ck_assert_int_eq(memsim_run(&c, &t, 0, &r, NULL), NPU_OK);
+        double peak = mem_config_peak_Bps(&c) / 1e9;
+        ck_assert_double_eq_tol(peak, 409.6, 0.01);
+        double want = 0.97 * peak * (ref ? 1.0 - (double)c.hbm.tRFC / c.hbm.tREFI : 1.0);
+        ck_assert_msg(r.bandwidth_GBps >= want, "stream %.1f GB/s, want >= %.1f of %.1f", r.bandwidth_GBps, want, peak);
+        ck_assert(r.bandwidth_GBps <= peak);
+        memsim_result_free(&r);
+        npu_free(t.req);
+    }
+}
+END_TEST
+
+START_TEST(t_refresh_blocks)
+{
+    mem_config c;
+    tmem_small(&c, 0);
+    c.hbm.refresh = MEM_REF_ALL_BANK;
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    const mem_hbm_cfg *t = &c.hbm;
+    /* arrives as the refresh falls due: waits for REFab to finish */
+    uint64_t l = run_one(h, &g, 0, (uint64_t)t->tREFI);
+    ck_assert_uint_ge(l, (uint64_t)t->tRFC + t->tRCDRD + t->tCL);
+    /* well after: unaffected */
+    uint64_t l2 = run_one(h, &g, 64, (uint64_t)t->tREFI + 3000);
+    ck_assert_uint_eq(l2, 1 + t->tCL + t->burst_length / 2);
+    mem_hbm_advance_to(h, 10ull * t->tREFI + 5);
+    ck_assert_uint_eq(mem_hbm_chan_stats(h, 0)->refab, 10 * 2);   /* one per PC per tREFI */
+    mem_hbm_free(h);
+}
+END_TEST
+
+START_TEST(t_backpressure)
+{
+    mem_config c;
+    tmem_small(&c, 0);
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    int n = 0;
+    while (mem_hbm_can_accept(h, (uint64_t)n * 4096 * 16, 0)) {
+        ck_assert_int_eq(mem_hbm_submit(h, (uint64_t)n * 4096 * 16, 0, (uint64_t)n, 0, NULL), NPU_OK);
+        n++;
+    }
+    ck_assert_int_eq(n, c.ctrl.read_queue);
+    npu_diag d = { 0 };
+    ck_assert_int_eq(mem_hbm_submit(h, 0x100000, 0, 99, 0, &d), NPU_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "queue full"));
+    ck_assert(mem_hbm_can_accept(h, 0, 1));          /* the write buffer is separate */
+    mem_hbm_advance_to(h, 500);
+    ck_assert(mem_hbm_can_accept(h, 0, 0));          /* draining frees room */
+    mem_hbm_free(h);
+}
+END_TEST
+
+START_TEST(t_mapping_bits)
+{
+    mem_config c;
+    mem_config_default(&c);
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    mem_addr a;
+    /* default HBM2E: 32 B atoms; c4 k2 h3 p g2 b2 c r, bank/BG XOR low row bits */
+    mem_hbm_decode(h, 0, &a);
+    ck_assert_int_eq(a.chan, 0); ck_assert_int_eq(a.col, 0);
+    mem_hbm_decode(h, 1u << 5, &a);  ck_assert_int_eq(a.col, 1);
+    mem_hbm_decode(h, 1u << 9, &a);  ck_assert_int_eq(a.stack, 1); ck_assert_int_eq(a.col, 0);
+    mem_hbm_decode(h, 1u << 11, &a); ck_assert_int_eq(a.channel, 1); ck_assert_int_eq(a.chan, 1);
+    mem_hbm_decode(h, 1u << 14, &a); ck_assert_int_eq(a.pc, 1);
+    mem_hbm_decode(h, 1u << 15, &a); ck_assert_int_eq(a.bg, 1);
+    mem_hbm_decode(h, 1u << 17, &a); ck_assert_int_eq(a.bank, 1);
+    mem_hbm_decode(h, 1u << 19, &a); ck_assert_int_eq(a.col, 16);
+    mem_hbm_decode(h, 1u << 20, &a); ck_assert_int_eq(a.row, 1); ck_assert_int_eq(a.bg, 1);   /* g0 ^= r0 */
+    mem_hbm_decode(h, 3u << 20, &a); ck_assert_int_eq(a.row, 3); ck_assert_int_eq(a.bg, 3);
+    mem_hbm_decode(h, (1u << 20) | (1u << 15), &a); ck_assert_int_eq(a.bg, 0);
+    mem_hbm_free(h);
+    /* Ramulator's MOP4CLXOR, against the bit formulas in the reference file */
+    mem_config r;
+    mem_config_default(&r);
+    ck_assert_int_eq(memsim_load_config("configs/hbm2-ramulator-mop4clxor.json", &r, NULL), NPU_OK);
+    h = mem_hbm_new(&r, NULL);
+    mem_hbm_decode(h, 1u << 5, &a);  ck_assert_int_eq(a.col, 1); ck_assert_int_eq(a.pc, 1);   /* PC = a10 ^ a5 */
+    mem_hbm_decode(h, 1u << 6, &a);  ck_assert_int_eq(a.chan, 1);
+    mem_hbm_decode(h, 1u << 9, &a);  ck_assert_int_eq(a.col, 2); ck_assert_int_eq(a.bg, 1);   /* BG0 = a11 ^ a9 */
+    mem_hbm_decode(h, 1u << 10, &a); ck_assert_int_eq(a.pc, 1); ck_assert_int_eq(a.col, 0);
+    mem_hbm_decode(h, 1u << 13, &a); ck_assert_int_eq(a.bank, 1);
+    mem_hbm_decode(h, 1u << 17, &a); ck_assert_int_eq(a.col, 16); ck_assert_int_eq(a.bank, 2); /* BA1 = a14 ^ a17 */
+    mem_hbm_decode(h, 1u << 18, &a); ck_assert_int_eq(a.row, 1);
+    mem_hbm_decode(h, (1u << 10) | (1u << 5), &a); ck_assert_int_eq(a.pc, 0);
+    mem_hbm_free(h);
+}
+END_TEST
+
+START_TEST(t_write_buffer)
+{
+    mem_config c;
+    tmem_small(&c, 0);
+    mem_hbm *h = mem_hbm_new(&c, NULL);
+    got g = { 0 };
+    mem_hbm_set_callback(h, on_done, &g);
+    /* a write sits in the buffer (no drain while reads wait... none do, so it
+     * drains); a read to it right after is forwarded in one cycle */
+    c.ctrl.wr_idle_min = 4;
+    mem_hbm_free(h);
+    h = mem_hbm_new(&c, NULL);
+    mem_hbm_set_callback(h, on_done, &g);
+    ck_assert_int_eq(mem_hbm_submit(h, 0x1000, 1, 1, 10, NULL), NPU_OK);
+    ck_assert_int_eq(mem_hbm_submit(h, 0x1000, 1, 2, 10, NULL), NPU_OK);   /* coalesced */
+    ck_assert_int_eq(mem_hbm_submit(h, 0x1000, 0, 3, 10, NULL), NPU_OK);   /* forwarded */
+    mem_hbm_advance_to(h, 11);
+    ck_assert_uint_eq(mem_hbm_chan_stats(h, 0)->coalesced, 1);
+    ck_assert_uint_eq(mem_hbm_chan_stats(h, 0)->forwarded, 1);
+    int seen3 = 0;
+    for (int i = 0; i < g.n; i++) if (g.tag[i] == 3) { seen3 = 1; ck_assert_uint_eq(g.t[i], 11); }
+    ck_assert(seen3);
+    mem_hbm_free(h);
+}
+END_TEST
+
+Suite *tmem_hbm_suite(void)
+{
+    Suite *s = suite_create("memmodel-hbm");
+    TCase *tc = tcase_create("hbm");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_latency_fr);
+    tcase_add_test(tc, t_latency_dq);
+    tcase_add_test(tc, t_latency_act_cycles);
+    tcase_add_test(tc, t_checker_default);
+    tcase_add_test(tc, t_checker_variants);
+    tcase_add_test(tc, t_checker_catches);
+    tcase_add_test(tc, t_stream_peak);
+    tcase_add_test(tc, t_refresh_blocks);
+    tcase_add_test(tc, t_backpressure);
+    tcase_add_test(tc, t_mapping_bits);
+    tcase_add_test(tc, t_write_buffer);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,227 @@
+/* tests/memmodel/test_sys.c — the L2 + HBM system in core cycles: hit, miss,
+ * MSHR merge, eviction, write-back, back-pressure, clock conversion. */
+#include <check.h>
+#include <string.h>
+
+#include "memmodel/mem.h"
+#include "tests/memmodel/tmem.h"
+
+typedef struct ans { uint64_t tag[256], t[256]; int n; } ans;
+
+static void on_ans(void *u, uint64_t tag, uint64_t t)
+{
+    ans *a = u;
+    if (a->n < 256) { a->tag[a->n] = tag; a->t[a->n] = t; }
+    a->n++;
+}
+
+static mem_sys *small_sys(mem_config *c, ans *a)
+{
+    tmem_small(c, 0);
+    c->l2.size_bytes = 4096;
+    c->l2.ways = 2;
+    c->l2.slices = 1;
+    c->l2.line_bytes = 512;
+    c->l2.hit_latency = 10;
+    c->l2.slice_bytes_per_cycle = 64;
+    c->l2.mshrs = 4;
+    c->l2.queue = 16;
+    mem_sys *s = mem_sys_new(c, 1.8, NULL);
+    ck_assert_ptr_nonnull(s);
+    memset(a, 0, sizeof *a);
+    mem_sys_set_callback(s, on_ans, a);
+    return s;
+}
+
+static void drain(mem_sys *s)
+{
+    for (uint64_t e; (e = mem_sys_next_event(s)) != UINT64_MAX;) mem_sys_advance_to(s, e);
+}
+
+static uint64_t req(mem_sys *s, ans *a, uint64_t addr, uint32_t bytes, int w, uint64_t at)
+{
+    mem_sys_advance_to(s, at);
+    int n0 = a->n;
+    mem_req r = { .addr = addr, .bytes = bytes, .is_write = w, .core = 0, .cycle = at, .tag = (uint64_t)n0 + 1000 };
+    ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK);
+    drain(s);
+    ck_assert_int_eq(a->n, n0 + 1);
+    return a->t[n0] - at;
+}
+
+START_TEST(t_hit_miss)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    uint64_t miss = req(s, &a, 0, 512, 0, 100);
+    uint64_t hit = req(s, &a, 64, 64, 0, 5000);
+    ck_assert_uint_eq(hit, 10);
+    ck_assert_uint_gt(miss, 10 + 20);
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.hits, 1);
+    ck_assert_uint_eq(st.l2_total.misses, 1);
+    ck_assert_uint_eq(st.hbm_total.reads, 512 / 32);     /* the whole line, in atoms */
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_mshr_merge)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    mem_req r1 = { .addr = 0, .bytes = 64, .cycle = 0, .tag = 1 };
+    mem_req r2 = { .addr = 128, .bytes = 64, .cycle = 0, .tag = 2 };
+    ck_assert_int_eq(mem_sys_submit(s, &r1), NPU_OK);
+    ck_assert_int_eq(mem_sys_submit(s, &r2), NPU_OK);
+    drain(s);
+    ck_assert_int_eq(a.n, 2);
+    ck_assert_uint_eq(a.t[0], a.t[1]);                   /* both answered by the one fill */
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.mshr_merges, 1);
+    ck_assert_uint_eq(st.l2_total.misses, 2);
+    ck_assert_uint_eq(st.hbm_total.reads, 16);
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_evict_writeback)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    /* 4 sets x 2 ways: lines 0, 4, 8 share set 0 */
+    req(s, &a, 0, 64, 1, 10);                           /* write miss: fill, dirty */
+    req(s, &a, 4 * 512, 64, 0, 2000);
+    req(s, &a, 0, 64, 0, 4000);                         /* hit: line 0 most recent */
+    req(s, &a, 8 * 512, 64, 0, 6000);                   /* evicts line 4 (LRU, clean) */
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.evictions, 1);
+    ck_assert_uint_eq(st.l2_total.writebacks, 0);
+    req(s, &a, 4 * 512, 64, 0, 8000);                   /* evicts line 0: dirty */
+    drain(s);
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.evictions, 2);
+    ck_assert_uint_eq(st.l2_total.writebacks, 1);
+    ck_assert_uint_eq(st.hbm_total.writes, 16);
+    ck_assert_uint_eq(st.l2_total.hits, 1);
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_full_line_write)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    uint64_t l = req(s, &a, 512, 512, 1, 10);
+    ck_assert_uint_eq(l, 10);                           /* no fill for a whole-line write */
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.hbm_total.reads, 0);
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_sys_backpressure)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    int n = 0;
+    while (mem_sys_can_accept(s, (uint64_t)n * 512, 0)) {
+        mem_req r = { .addr = (uint64_t)n * 512, .bytes = 512, .cycle = 0, .tag = (uint64_t)n };
+        ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK);
+        n++;
+    }
+    ck_assert_int_eq(n, 16);
+    mem_req r = { .addr = 1 << 20, .bytes = 64, .cycle = 0, .tag = 99 };
+    ck_assert_int_eq(mem_sys_submit(s, &r), NPU_EINVAL);
+    mem_req bad = { .addr = 500, .bytes = 64, .cycle = 0, .tag = 98 };   /* crosses a line */
+    drain(s);
+    ck_assert_int_eq(mem_sys_submit(s, &bad), NPU_EINVAL);
+    ck_assert_int_eq(a.n, 16);
+    for (int i = 1; i < a.n; i++) ck_assert_uint_ge(a.t[i], a.t[i - 1]);   /* time order */
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_clocks)
+{
+    mem_config c;
+    mem_config_default(&c);
+    c.l2.enabled = 0;
+    mem_sys *s = mem_sys_new(&c, 1.8, NULL);         /* HBM2E: 1.6 GHz DRAM clock */
+    ck_assert_uint_eq(mem_sys_core_to_dram(s, 9), 8);
+    ck_assert_uint_eq(mem_sys_dram_to_core(s, 8), 9);
+    ck_assert_uint_eq(mem_sys_dram_to_core(s, 1), 2);  /* 1.125 rounds up */
+    ck_assert_uint_eq(mem_sys_core_to_dram(s, 9000000000ull), 8000000000ull);   /* no drift */
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_direct)
+{
+    mem_config c;
+    tmem_small(&c, 0);
+    c.l2.enabled = 0;
+    mem_sys *s = mem_sys_new(&c, 1.8, NULL);
+    ans a = { 0 };
+    mem_sys_set_callback(s, on_ans, &a);
+    uint64_t l = req(s, &a, 0, 64, 0, 100);
+    /* two 32 B atoms of one closed row, converted to core cycles (x 9/8, rounded up) */
+    uint64_t dram = 1 + (uint64_t)c.hbm.tRCDRD + c.hbm.tCL + c.hbm.burst_length / 2 + c.hbm.tCCD_L;
+    ck_assert_uint_ge(l, dram * 9 / 8);
+    ck_assert_uint_le(l, dram * 9 / 8 + 3);
+    mem_sys_free(s);
+}
+END_TEST
+
+START_TEST(t_default_sys)
+{
+    mem_config c;
+    mem_config_default(&c);
+    mem_sys *s = mem_sys_new(&c, 1.8, NULL);
+    ck_assert_ptr_nonnull(s);
+    ans a = { 0 };
+    mem_sys_set_callback(s, on_ans, &a);
+    /* 24 cores stream 64 KiB each; everything completes, in time order */
+    int sent = 0;
+    uint64_t t = 0;
+    while (sent < 24 * 128) {
+        int core = sent % 24, k = sent / 24;
+        uint64_t addr = ((uint64_t)core << 30) + (uint64_t)k * 512;
+        if (mem_sys_can_accept(s, addr, 0)) {
+            mem_req r = { .addr = addr, .bytes = 512, .core = core, .cycle = t, .tag = (uint64_t)sent };
+            ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK);
+            sent++;
+        } else {
+            mem_sys_advance_to(s, ++t);
+        }
+    }
+    drain(s);
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.reads, 24 * 128);
+    ck_assert_uint_eq(st.hbm_total.reads, 24 * 128 * 16);
+    ck_assert_int_eq(st.nchan, 32);
+    ck_assert_int_eq(st.nslice, 32);
+    mem_sys_free(s);
+}
+END_TEST
+
+Suite *tmem_sys_suite(void)
+{
+    Suite *s = suite_create("memmodel-sys");
+    TCase *tc = tcase_create("l2");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_hit_miss);
+    tcase_add_test(tc, t_mshr_merge);
+    tcase_add_test(tc, t_evict_writeback);
+    tcase_add_test(tc, t_full_line_write);
+    tcase_add_test(tc, t_sys_backpressure);
+    tcase_add_test(tc, t_clocks);
+    tcase_add_test(tc, t_direct);
+    tcase_add_test(tc, t_default_sys);
+    suite_add_tcase(s, tc);
+    return s;
+}
