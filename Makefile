@@ -49,9 +49,9 @@ DEPS_frontend := frontend memmodel isa
 DEPS_memmodel := memmodel isa
 DEPS_counters := counters isa
 DEPS_traces   := traces isa
-DEPS_sim      := sim counters traces memmodel frontend isa
+DEPS_sim      := sim counters traces frontend memmodel isa
 DEPS_viewer   := traces counters isa
-DEPS_kernels  := kernels sim counters traces memmodel frontend isa
+DEPS_kernels  := kernels sim counters traces frontend memmodel isa
 DEPS_all      := kernels $(DEPS_sim)
 
 # kernels/ holds assembly; its C golden generators live in kernels/ref/.
@@ -75,7 +75,8 @@ $(LIBDIR)/libnpu_$(1).a: $$(OBJ_$(1)) | $(LIBDIR)
 	$$(if $$(OBJ_$(1)),ar rcs $$@ $$(OBJ_$(1)),ar rcs $$@)
 TOOLS_$(1) := $$(patsubst $(1)/tools/%.c,$(BINDIR)/%,$$(wildcard $(1)/tools/*.c))
 $(BINDIR)/%: $(1)/tools/%.c $$(call archives,$(1)) | $(BINDIR)
-	$$(CC) $$(CFLAGS) $$< -o $$@ $$(LDFLAGS) $$(call archives,$(1)) $$(LIBS)
+	@mkdir -p $(OBJDIR)/tools
+	$$(CC) $$(CFLAGS) -MF $(OBJDIR)/tools/$$(notdir $$@).d $$< -o $$@ $$(LDFLAGS) $$(call archives,$(1)) $$(LIBS)
 TESTSRC_$(1) := $$(wildcard tests/$(1)/*.c)
 ifneq ($$(TESTSRC_$(1)),)
 TESTS += $(BINDIR)/test-$(1)
@@ -133,7 +134,8 @@ $(foreach d,$(XTESTDIRS),$(eval $(call xtest_rules,$(d))))
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES := $(patsubst bench/%.c,$(BINDIR)/bench-%,$(BENCH_SRC))
 $(BINDIR)/bench-%: bench/%.c $(call archives,all) | $(BINDIR)
-	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(call archives,all) $(BLAS_LIBS) $(LIBS)
+	@mkdir -p $(OBJDIR)/bench
+	$(CC) $(CFLAGS) -MF $(OBJDIR)/bench/$*.d $< -o $@ $(LDFLAGS) $(call archives,all) $(BLAS_LIBS) $(LIBS)
 
 # ---- generic rules --------------------------------------------------------
 $(OBJDIR)/%.o: %.c
