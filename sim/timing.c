@@ -867,7 +867,7 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
             stall(T, c, ISA_PIPE_S, SIM_STALL_FLAG, k->wait_seq, k->wait_pc, k->stall_since, t);
             cs->insns[ISA_PIPE_S]++;
             k->state = S_RUN;
-            k->s_ready = t + T->m->scalar.issue_cycles;
+            k->s_ready = t;
             continue;
         }
         case S_DRAIN:
@@ -925,10 +925,14 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
                     return st;
                 k->s_ready = t + issue;
             } else if (op.is_wait_flag) {
+                /* the wait takes its issue slot; the next instruction issues
+                 * at the release (or right after the slot if already set) */
+                cs->busy[ISA_PIPE_S] += issue;
                 k->state = S_WAITF;
                 k->wait_in = op.in;
                 k->wait_seq = seq;
                 k->wait_pc = op.pc;
+                t += issue;
                 k->stall_since = t;
                 continue;
             } else if (op.is_barrier) {

@@ -1,0 +1,383 @@
+/* t_timing.c — the timing engine on an idle test machine (tm_harness.c):
+ * exact cycle counts derived by hand from the config for each instruction
+ * class, overlap, flags, queue-full stalls, barriers, GM sharing, deadlock
+ * and watchdog reports, determinism. The derivation of every expected number
+ * is in the comment above its assertion (docs/timing.md has the rules). */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/all/tm_harness.h"   /* config.h before isa.h: the dtype enum */
+#include "isa/isa.h"
+
+/* A vector repeat config with unit block strides and 8-block repeats. */
+static uint64_t vcfg(int rep) { return ISA_VCFG(rep, 1, 1, 1, 8, 8, 8); }
+
+/* Common prologue: a1 = UB 0, a2 = UB 6304, a3 = UB 12608, a4 = vector
+ * config (li64: 2 instructions); 5 scalar instructions: cycles 0..4. With
+ * 32-byte blocks interleaved over 48 banks in 16 groups (docs/vector.md),
+ * beat b touches banks b, b+5, b+10 (groups differ too): no conflicts. */
+static void prologue(char *buf, size_t n, int rep)
+{
+    snprintf(buf, n,
+             "_start:\n li a1, 0\n li a2, 6304\n li a3, 12608\n li64 a4, %" PRIu64 "\n",
+             vcfg(rep));
+}
+
+START_TEST(t_scalar_alu)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    /* li 1 + addi 1 + mul 3 (mul_latency) + halt 1 = 6 */
+    npu_sim *s = tmh_load(&m, "_start:\n li a0, 5\n addi a0, a0, 1\n mul a1, a0, a0\n halt\n", 1);
+    ck_assert_uint_eq(tmh_cycles(s), 6);
+    ck_assert_uint_eq(npu_sim_reg(s, 0, 11), 36);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].insns[ISA_PIPE_S], 4);
+    ck_assert_uint_eq(st->core[0].busy[ISA_PIPE_S], 6);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_scalar_branch)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    /* li 0->1, addi 1->2, bnez taken 2->5 (1 + penalty 2), addi 5->6,
+     * bnez taken 6->9, addi 9->10, bnez not taken 10->11, halt 11->12 */
+    npu_sim *s = tmh_load(&m, "_start:\n li t0, 3\nloop:\n addi t0, t0, -1\n bnez t0, loop\n halt\n", 1);
+    ck_assert_uint_eq(tmh_cycles(s), 12);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_vector)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[512], pro[256];
+    /* 5 scalar instructions (0..4); vadd dispatched at 5 and starts there:
+     * max(startup 3, 4 repeats x 2) = 8 -> done at 13; halt at 6 -> 7, the
+     * core ends when V drains: 13 */
+    prologue(pro, sizeof pro, 4);
+    snprintf(src, sizeof src, "%s vadd.f32 a1, a2, a3, a4\n halt\n", pro);
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 13);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].busy[ISA_PIPE_V], 8);
+    ck_assert_uint_eq(st->core[0].insns[ISA_PIPE_V], 1);
+    ck_assert_uint_eq(st->core[0].stall[ISA_PIPE_V][SIM_STALL_BANK], 0);
+    npu_sim_free(s);
+
+    /* one repeat: the start-up floor, max(3, 1 x 2) = 3 -> 5 + 3 = 8 */
+    prologue(pro, sizeof pro, 1);
+    snprintf(src, sizeof src, "%s vadd.f32 a1, a2, a3, a4\n halt\n", pro);
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 8);
+    npu_sim_free(s);
+
+    /* unary class: vabs, 6 repeats x 1 = 6 -> 11 */
+    prologue(pro, sizeof pro, 6);
+    snprintf(src, sizeof src, "%s vabs.f32 a1, a2, a4\n halt\n", pro);
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 11);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_bank_conflict)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[512];
+    /* the two sources 48 blocks apart: one bank, different blocks, in every
+     * beat: 4 repeats x 8 beats = 32 conflicts of 1 cycle
+     * (vector.bank_conflict_cycles) on top of 4 x 2 */
+    snprintf(src, sizeof src,
+             "_start:\n li a1, 0\n li a2, 6304\n li a3, 7840\n li64 a4, %" PRIu64 "\n"
+             " vadd.f32 a1, a2, a3, a4\n halt\n", vcfg(4));
+    npu_sim *s = tmh_load(&m, src, 1);
+    uint64_t c = tmh_cycles(s);
+    const sim_timing_stats *st = tmh_stats(s);
+    uint64_t conf = st->core[0].stall[ISA_PIPE_V][SIM_STALL_BANK];
+    ck_assert_uint_eq(conf, 32);
+    ck_assert_uint_eq(c, 13 + 32);
+    ck_assert_uint_eq(st->core[0].busy[ISA_PIPE_V], 8 + conf);
+    npu_sim_free(s);
+    /* the ideal-UB switch removes them */
+    tmh_set(&m, "vector.model_bank_conflicts=false");
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 13);
+    npu_sim_free(s);
+}
+END_TEST
+
+/* mmad config m=16 k=16*kf n=16, init */
+static void mmad_src(char *src, size_t n, int kf, const char *extra_before, const char *extra_after)
+{
+    snprintf(src, n,
+             "_start:\n li a1, 0\n li a2, 0\n li a3, 0\n li64 a4, %" PRIu64 "\n%s"
+             " mmad.f16.f32 a1, a2, a3, a4\n%s halt\n",
+             (uint64_t)ISA_MM_CFG(16, 16 * kf, 16, 1), extra_before, extra_after);
+}
+
+START_TEST(t_cube)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[512];
+    /* 5 scalar (0..4); mmad at 5: startup 5 + 4 fractals x 1 = 9 -> 14 */
+    mmad_src(src, sizeof src, 4, "", "");
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 14);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].macs[ISA_DT_F16], 16 * 64 * 16);
+    ck_assert_uint_eq(st->core[0].busy[ISA_PIPE_M], 9);
+    npu_sim_free(s);
+    /* the minimum occupancy: min_cycles 20 > 9 -> 5 + 20 = 25 */
+    tmh_set(&m, "cube.min_cycles=20");
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 25);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_overlap)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    /* vadd (V, 8 repeats: 16 cycles) and mmad (M, 8 fractals: 13 cycles)
+     * dispatched back to back at 7 and 8 (prologue of 7 scalar
+     * instructions): both run at once, the core ends at max(7+16, 8+13) = 23,
+     * not 7 + 16 + 13 */
+    snprintf(src, sizeof src,
+             "_start:\n li a1, 0\n li a2, 6304\n li a3, 12608\n li64 a4, %" PRIu64 "\n"
+             " li64 a5, %" PRIu64 "\n"
+             " vadd.f32 a1, a2, a3, a4\n mmad.f16.f32 zero, zero, zero, a5\n halt\n",
+             vcfg(8), (uint64_t)ISA_MM_CFG(16, 128, 16, 1));
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 23);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_flag)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    /* vadd on V 7..23 (8 repeats); set_flag V->M queued behind it takes
+     * effect at 23, visible at 23 + flag_latency 10 = 33; the mmad waits
+     * behind wait_flag on M until 33, runs 13 cycles -> 46 */
+    snprintf(src, sizeof src,
+             "_start:\n li a1, 0\n li a2, 6304\n li a3, 12608\n li64 a4, %" PRIu64 "\n"
+             " li64 a5, %" PRIu64 "\n"
+             " vadd.f32 a1, a2, a3, a4\n set_flag V, M, 3\n wait_flag V, M, 3\n"
+             " mmad.f16.f32 zero, zero, zero, a5\n halt\n",
+             vcfg(8), (uint64_t)ISA_MM_CFG(16, 128, 16, 1));
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 46);
+    const sim_timing_stats *st = tmh_stats(s);
+    /* the wait reached M's head at 9 (dispatched at 9) and was released at 33 */
+    ck_assert_uint_eq(st->core[0].stall[ISA_PIPE_M][SIM_STALL_FLAG], 33 - 9);
+    ck_assert_uint_eq(st->core[0].flag_sets, 1);
+    ck_assert_uint_eq(st->core[0].flag_waits, 1);
+    npu_sim_free(s);
+
+    /* the latency is the config's: 0 -> 36 */
+    tmh_set(&m, "sync.flag_latency=0");
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 36);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_flag_scalar)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    /* a wait on S: the scalar unit blocks until V's set is visible.
+     * vadd 5..13 (4 repeats), set at 13 visible 23, the scalar unit's
+     * wait_flag V,S (issue slot 7 -> 8) releases at 23, li at 23 -> 24,
+     * halt 24 -> 25; the stall is 8 .. 23 */
+    prologue(src, sizeof src, 4);
+    strcat(src, " vadd.f32 a1, a2, a3, a4\n set_flag V, S, 0\n wait_flag V, S, 0\n li a5, 1\n halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 25);
+    ck_assert_uint_eq(tmh_stats(s)->core[0].stall[ISA_PIPE_S][SIM_STALL_FLAG], 23 - 8);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_queue_full)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    /* 6 vadds of 8 cycles, queue depth 4: #1 starts at 5 (leaves the
+     * queue), #2..#5 fill it at 6..9, #6 (at 10) waits until #1 ends at 13
+     * frees a slot: 3 cycles of queue-full stall. V runs 6 x 8 = 48 from 5:
+     * the core ends at 53 */
+    prologue(src, sizeof src, 4);
+    for (int i = 0; i < 6; i++)
+        strcat(src, " vadd.f32 a1, a2, a3, a4\n");
+    strcat(src, " halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 53);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].stall[ISA_PIPE_S][SIM_STALL_QUEUE_FULL], 3);
+    ck_assert_uint_eq(st->core[0].busy[ISA_PIPE_V], 48);
+    npu_sim_free(s);
+    /* depth 8: no stall, same end */
+    tmh_set(&m, "pipe.v.queue_depth=8");
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 53);
+    ck_assert_uint_eq(tmh_stats(s)->core[0].stall[ISA_PIPE_S][SIM_STALL_QUEUE_FULL], 0);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_pipe_barrier_all)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    /* pipe_barrier ALL at 6 (issue -> 7) waits for V (5..13), then costs
+     * pipe_barrier_cycles 2: li at 15 -> 16, halt -> 17 */
+    prologue(src, sizeof src, 4);
+    strcat(src, " vadd.f32 a1, a2, a3, a4\n pipe_barrier ALL\n li a5, 1\n halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 17);
+    ck_assert_uint_eq(tmh_stats(s)->core[0].stall[ISA_PIPE_S][SIM_STALL_BARRIER], 13 - 7);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_sync_all)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    /* core 0 spins 2 x 20 cycles (div), core 1 none: both leave the barrier
+     * at max arrival + 50. core 0: li 0->1, div 1->21, div 21->41, sync_all
+     * 41->42 (drained), release at 42 + 50 = 92, halt 92 -> 93 */
+    const char *src =
+        "_start:\n mfsr t0, coreid\n bnez t0, skip\n div t1, t1, t0\n div t1, t1, t0\n"
+        "skip:\n sync_all\n halt\n";
+    npu_sim *s = tmh_load(&m, src, 2);
+    /* core 0: mfsr 0->1, bnez not taken 1->2, div 2->22, div 22->42,
+     * sync_all 42->43; core 1: mfsr, bnez taken 1->4, sync_all 4->5.
+     * release 43 + 50 = 93; halt 93 -> 94 on both */
+    ck_assert_uint_eq(tmh_cycles(s), 94);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[1].cycles, 94);
+    ck_assert_uint_eq(st->core[1].stall[ISA_PIPE_S][SIM_STALL_BARRIER], 93 - 5);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_deadlock)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[512];
+    prologue(src, sizeof src, 4);
+    strcat(src, " vadd.f32 a1, a2, a3, a4\n wait_flag MTE2, V, 1\n vadd.f32 a1, a2, a3, a4\n halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    npu_diag d = {0};
+    npu_status st = tmh_run(s, NPU_MODE_PERF, 0, &d);
+    ck_assert_int_eq(st, NPU_EDEADLOCK);
+    ck_assert_msg(strstr(d.msg, "deadlock") && strstr(d.msg, "wait_flag") && strstr(d.msg, "V:"),
+                  "report: %s", d.msg);
+    ck_assert_msg(strstr(d.msg, "pc 0x30"), "report names the pc: %s", d.msg);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_watchdog)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    npu_sim *s = tmh_load(&m, "_start:\nloop:\n addi t0, t0, 1\n j loop\n", 1);
+    npu_diag d = {0};
+    npu_status st = tmh_run(s, NPU_MODE_PERF, 1000, &d);
+    ck_assert_int_eq(st, NPU_ETIMEOUT);
+    ck_assert_msg(strstr(d.msg, "watchdog") && strstr(d.msg, "1000") && strstr(d.msg, "core 0"),
+                  "report: %s", d.msg);
+    /* the config's limit applies without --max-cycles */
+    tmh_set(&m, "timing.max_cycles=500");
+    npu_sim_free(s);
+    s = tmh_load(&m, "_start:\nloop:\n addi t0, t0, 1\n j loop\n", 1);
+    st = tmh_run(s, NPU_MODE_TIMING, 0, &d);
+    ck_assert_int_eq(st, NPU_ETIMEOUT);
+    ck_assert_msg(strstr(d.msg, "500"), "report: %s", d.msg);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_timing_mode_same_cycles)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    prologue(src, sizeof src, 4);
+    strcat(src, " vadd.f32 a1, a2, a3, a4\n set_flag V, M, 0\n wait_flag V, M, 0\n"
+                " vabs.f32 a1, a2, a4\n halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    uint64_t perf = tmh_cycles(s);
+    npu_diag d = {0};
+    ck_assert_int_eq(tmh_run(s, NPU_MODE_TIMING, 0, &d), NPU_OK);
+    ck_assert_uint_eq(npu_sim_cycles(s), perf);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_determinism)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    const char *src =
+        "_start:\n mfsr t0, coreid\n li t1, 0\n li t2, 50\n"
+        "loop:\n mul t3, t1, t0\n addi t1, t1, 1\n blt t1, t2, loop\n sync_all\n halt\n";
+    npu_sim *s = tmh_load(&m, src, 4);
+    uint64_t c1 = tmh_cycles(s);
+    sim_timing_core_stats a[4];
+    memcpy(a, tmh_stats(s)->core, sizeof a);
+    uint64_t c2 = tmh_cycles(s);
+    ck_assert_uint_eq(c1, c2);
+    ck_assert_int_eq(memcmp(a, tmh_stats(s)->core, sizeof a), 0);
+    npu_sim_free(s);
+}
+END_TEST
+
+Suite *timing_suite(void)
+{
+    Suite *s = suite_create("timing");
+    TCase *tc = tcase_create("engine");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, t_scalar_alu);
+    tcase_add_test(tc, t_scalar_branch);
+    tcase_add_test(tc, t_vector);
+    tcase_add_test(tc, t_bank_conflict);
+    tcase_add_test(tc, t_cube);
+    tcase_add_test(tc, t_overlap);
+    tcase_add_test(tc, t_flag);
+    tcase_add_test(tc, t_flag_scalar);
+    tcase_add_test(tc, t_queue_full);
+    tcase_add_test(tc, t_pipe_barrier_all);
+    tcase_add_test(tc, t_sync_all);
+    tcase_add_test(tc, t_deadlock);
+    tcase_add_test(tc, t_watchdog);
+    tcase_add_test(tc, t_timing_mode_same_cycles);
+    tcase_add_test(tc, t_determinism);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* placeholder until the calibration check lands in t_calib.c */
+Suite *calib_suite(void)
+{
+    return suite_create("calib");
+}
