@@ -210,6 +210,7 @@ static asm_loc loc_at(asm_ctx *c, int col)
 {
     asm_loc l = c->cur;
     l.col = c->fixcol ? c->fixcol : col;
+    l.colfixed = c->fixcol != 0;
     return l;
 }
 
@@ -537,6 +538,7 @@ static asm_expr *parse_bin(eparse *e, int minprec)
         x->op = op;
         x->a = l;
         x->b = r;
+        x->col = l ? l->col : x->col;  /* a value is reported at its start */
         l = x;
     }
     return e->err ? NULL : l;
@@ -568,6 +570,7 @@ static asm_expr *parse_cond(eparse *e)
         n->a = x;
         n->b = t;
         n->c = f;
+        n->col = x->col;
     }
     return n;
 }
@@ -598,7 +601,8 @@ static int eval_sym(evalctx *ev, const asm_expr *x, asm_val *out)
     asm_ctx *c = ev->c;
     sym *s = sym_find(c, x->sym);
     asm_loc l = *ev->loc;
-    l.col = x->col;
+    if (!l.colfixed)
+        l.col = x->col;
     if (!s || s->kind == SY_UNDEF || s->kind == SY_COUNTER) {
         if (!ev->undef)
             ev->undef = x->sym;
@@ -663,7 +667,8 @@ static int eval(evalctx *ev, const asm_expr *x, asm_val *out)
 {
     asm_ctx *c = ev->c;
     asm_loc l = *ev->loc;
-    l.col = x->col;
+    if (!l.colfixed)
+        l.col = x->col;
     out->sec = -1;
     out->v = 0;
     switch (x->kind) {
@@ -818,6 +823,10 @@ static asm_expr *bind_sets(asm_ctx *c, asm_expr *x)
 
 static int emit_word(asm_ctx *c, const isa_insn *in)
 {
+    if (c->ntext >= ASM_MAX_TEXT) {
+        ERR(&c->cur, ".text grows beyond %u instructions", ASM_MAX_TEXT);
+        return -1;
+    }
     if (c->ntext == c->captext) {
         size_t nc = c->captext ? c->captext * 2 : 256;
         uint64_t *t = npu_realloc(c->text, nc * sizeof *t);
@@ -1184,8 +1193,11 @@ static void do_insn(asm_ctx *c, isa_op op, char **sfx, int *sfxcol, int nsfx, co
                 nm[n] = 0;
                 num = isa_sreg_from_name(nm);
             }
+            sym *known = n && n < sizeof nm ? sym_find(c, nm) : NULL;
             if (num >= 0) {
                 p = q;
+            } else if (n && is_id0((unsigned char)*p) && (!known || known->kind == SY_UNDEF)) {
+                num = -1;   /* a name that is neither a special register nor a constant */
             } else {
                 asm_expr *x = parse_expr(c, stmt, col0, &p);
                 int64_t v;
@@ -1224,7 +1236,7 @@ static void do_insn(asm_ctx *c, isa_op op, char **sfx, int *sfxcol, int nsfx, co
         }
     }
     if (ok && (in.op == ISA_OP_SETF || in.op == ISA_OP_WAITF) && in.spipe == in.dpipe) {
-        asm_loc l = loc_at(c, col0 + (int)(ops - stmt));
+        asm_loc l = loc_at(c, col0 + (int)(skipws(ops) - stmt));
         ERR(&l, "%s: the two pipes of a flag must differ", ii->mnemonic);
         ok = 0;
     }
@@ -2337,7 +2349,7 @@ static void do_directive(asm_ctx *c, const char *stmt, int col0, const char *dir
             return;
         }
     if (is_word(dir, dl, ".equ") || is_word(dir, dl, ".set")) {
-        do_equ(c, stmt, col0, args, dir[2] == 's', dir[2] == 's' ? ".set" : ".equ");
+        do_equ(c, stmt, col0, args, dir[1] == 's', dir[1] == 's' ? ".set" : ".equ");
         return;
     }
     if (is_word(dir, dl, ".align") || is_word(dir, dl, ".balign")) {

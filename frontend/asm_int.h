@@ -7,7 +7,8 @@
 
 /* Limits that keep a runaway source from eating the machine. */
 #define ASM_MAX_DEPTH 64             /* nested macro / .include / .rept frames */
-#define ASM_MAX_LINES 2000000        /* total lines processed, after expansion */
+#define ASM_MAX_LINES 1000000        /* total lines processed, after expansion */
+#define ASM_MAX_TEXT (1u << 20)      /* instructions in .text */
 #define ASM_MAX_REPT 1000000         /* one .rept count */
 #define ASM_MAX_SECTION (256u << 20) /* bytes in one data section */
 
@@ -19,6 +20,7 @@ typedef struct asm_loc {
     const char *macro;        /* innermost macro being expanded, or NULL */
     const char *call_file;    /* where that macro was called */
     int call_line;
+    int colfixed;             /* col is the pseudo-instruction's: keep it */
 } asm_loc;
 
 /* A value: absolute (sec < 0) or an offset into a data section that is

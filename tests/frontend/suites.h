@@ -10,12 +10,16 @@ Suite *fp_suite(void);
 Suite *npy_suite(void);
 Suite *config_suite(void);
 Suite *launch_suite(void);
+Suite *asm_suite(void);
+Suite *elf_suite(void);
 
 /* X-list of suites, expanded by main.c: S(fn) per suite. */
 #define FRONTEND_SUITES(S) \
     S(fp_suite)            \
     S(npy_suite)           \
     S(config_suite)        \
-    S(launch_suite)
+    S(launch_suite)        \
+    S(asm_suite)           \
+    S(elf_suite)
 
 #endif
