@@ -413,10 +413,6 @@ static npu_status parse_file(const uint8_t *b, size_t len, const char *name, npy
     /* fortran_order */
     if (fo.kind != PV_BOOL)
         return npu_errf(d, NPU_EFORMAT, "%s: 'fortran_order' must be True or False", name);
-    if (fo.i)
-        return npu_errf(d, NPU_EUNSUPP,
-                        "%s: fortran_order=True is not supported; save with np.ascontiguousarray",
-                        name);
 
     /* shape */
     if (shape.kind != PV_TUPLE || !shape.all_int)
@@ -436,6 +432,19 @@ static npu_status parse_file(const uint8_t *b, size_t len, const char *name, npy
         t->shape[i] = n;
     }
     t->ndim = shape.nitems;
+    /* Fortran order is the same byte layout as C order when at most one
+     * dimension exceeds 1 (vectors, (1, n), (n, 1)), so only reject the
+     * files whose data really is transposed. */
+    if (fo.i) {
+        int big = 0;
+        for (int i = 0; i < t->ndim; i++)
+            big += t->shape[i] > 1;
+        if (big > 1)
+            return npu_errf(d, NPU_EUNSUPP,
+                            "%s: fortran_order=True is not supported; save with "
+                            "np.ascontiguousarray",
+                            name);
+    }
     /* product with an overflow check at every step, against the limit */
     int zero = 0;
     for (int i = 0; i < t->ndim; i++)

@@ -238,6 +238,9 @@ START_TEST(t_read_variants)
         {1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 1L), }\n", ISA_DT_S64, 2, 2, 1, 16},
         {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", ISA_DT_F32, 0, 0, 0, 4},
         {1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }\n", ISA_DT_F32, 2, 0, 5, 0},
+        /* Fortran order with one non-trivial axis is the same layout */
+        {1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }\n", ISA_DT_F32, 1, 3, 0, 12},
+        {1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 3), }\n", ISA_DT_F32, 2, 1, 3, 12},
     };
     for (unsigned i = 0; i < NPU_ARRAY_LEN(v); i++) {
         uint8_t img[512], data[64];
@@ -367,7 +370,7 @@ END_TEST
 
 START_TEST(t_err_layout_dtype)
 {
-    expect_hdr_err("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }\n", NPU_EUNSUPP,
+    expect_hdr_err("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 1, 2), }\n", NPU_EUNSUPP,
                    "a.npy: fortran_order=True is not supported; save with np.ascontiguousarray",
                    NULL);
     expect_hdr_err("{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }\n", NPU_EUNSUPP,
