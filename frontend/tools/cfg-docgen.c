@@ -146,23 +146,50 @@ static void cell(const char *s)
     }
 }
 
-/* Flatten the memory object's defaults (owned by memmodel) into rows. */
-static void memory_rows(const cJSON *v, const char *prefix)
+/* The default of memory key "group.name" from memmodel's dump, as text. */
+static void memory_default(const cJSON *mem, const char *key, char *buf, size_t n)
 {
-    for (const cJSON *c = v->child; c; c = c->next) {
-        char key[256];
-        snprintf(key, sizeof key, "%s.%s", prefix, c->string ? c->string : "?");
-        if (cJSON_IsObject(c)) {
-            memory_rows(c, key);
-            continue;
+    char group[64];
+    const char *dot = strchr(key, '.');
+    snprintf(buf, n, "?");
+    if (!dot || (size_t)(dot - key) >= sizeof group) return;
+    memcpy(group, key, (size_t)(dot - key));
+    group[dot - key] = 0;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(mem, group);
+    const cJSON *v = g ? cJSON_GetObjectItemCaseSensitive(g, dot + 1) : NULL;
+    if (cJSON_IsNumber(v)) snprintf(buf, n, "%.17g", v->valuedouble);
+    else if (cJSON_IsString(v)) snprintf(buf, n, "\"%s\"", v->valuestring);
+    else if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+}
+
+/* memmodel's key table (mem_config_doc: "| `group.name` | type | range |
+ * meaning |" rows) with the "memory." prefix and a default column. */
+static int memory_rows(const cJSON *mem)
+{
+    char *doc = mem_config_doc();
+    if (!doc) return -1;
+    printf("| key | type | default | range | description |\n|---|---|---|---|---|\n");
+    for (char *line = doc; *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = 0;
+        char *k0 = strncmp(line, "| `", 3) == 0 ? line + 3 : NULL;
+        char *k1 = k0 ? strchr(k0, '`') : NULL;
+        if (k1 && strncmp(k1, "` | ", 4) == 0) {
+            *k1 = 0;
+            char *type = k1 + 4;
+            char *bar = strstr(type, " | ");
+            if (bar) {
+                *bar = 0;
+                char def[96];
+                memory_default(mem, k0, def, sizeof def);
+                printf("| `memory.%s` | %s | %s | %s\n", k0, type, def, bar + 3);
+            }
         }
-        printf("| `%s` | ", key);
-        if (cJSON_IsNumber(c)) printf("%.17g", c->valuedouble);
-        else if (cJSON_IsString(c)) printf("\"%s\"", c->valuestring);
-        else if (cJSON_IsBool(c)) printf("%s", cJSON_IsTrue(c) ? "true" : "false");
-        else printf("(array or null)");
-        printf(" |\n");
+        if (!nl) break;
+        line = nl + 1;
     }
+    npu_free(doc);
+    return 0;
 }
 
 /* The per-op vector costs as one matrix, op classes down, dtypes across
@@ -274,15 +301,15 @@ static int print_docs(void)
         printf(" |\n");
     }
     printf("\n### memory\n\n"
-           "The `memory` object (L2 and HBM) belongs to the memory model; its keys and\n"
-           "rules are documented in docs/memmodel.md. Its defaults:\n\n"
-           "| key | default |\n|---|---|\n");
+           "The `memory` object (L2 and HBM) belongs to the memory model (memmodel); its\n"
+           "key table is memmodel/mem_keys.def, its rules and presets are described in\n"
+           "docs/memmodel.md. Its keys, as `--set` names them:\n\n");
     cJSON *mem = mem_config_dump(&m.mem);
-    if (!mem) {
+    if (!mem || memory_rows(mem) != 0) {
         fprintf(stderr, "cfg-docgen: out of memory\n");
+        cJSON_Delete(mem);
         return 1;
     }
-    memory_rows(mem, "memory");
     cJSON_Delete(mem);
     return 0;
 }
