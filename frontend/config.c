@@ -123,6 +123,40 @@ const cfg_section_info *cfg_key_section(const cfg_key_info *k)
     return best;
 }
 
+static const char *const cfg__path_names[] = {
+#define CFG_PATH(id, name, desc, pipe_, w_, lat_, doc) name,
+#include "frontend/config_keys.def"
+};
+
+static const char *const cfg__vop_names[] = {
+#define CFG_VOP(id, name, f32, f16, bf16, s32, s16, s8, doc) name,
+#include "frontend/config_keys.def"
+};
+
+const char *cfg_path_name(int id)
+{
+    return id >= 0 && id < CFG_PATH__COUNT ? cfg__path_names[id] : "?";
+}
+
+const char *cfg_vop_name(int id)
+{
+    return id >= 0 && id < CFG_VOP__COUNT ? cfg__vop_names[id] : "?";
+}
+
+int cfg_path_from_name(const char *name)
+{
+    for (int i = 0; name && i < CFG_PATH__COUNT; i++)
+        if (strcmp(cfg__path_names[i], name) == 0) return i;
+    return -1;
+}
+
+int cfg_vop_from_name(const char *name)
+{
+    for (int i = 0; name && i < CFG_VOP__COUNT; i++)
+        if (strcmp(cfg__vop_names[i], name) == 0) return i;
+    return -1;
+}
+
 const char *cfg_type_name(cfg_type t)
 {
     switch (t) {

@@ -163,6 +163,13 @@ const cfg_section_info *cfg_key_section(const cfg_key_info *k);
 /* "integer", "number", ... as used in messages and the docs. */
 const char *cfg_type_name(cfg_type t);
 
+/* Names of table enums, for counters and traces: "gm_l1", "exp"; "?" if
+ * out of range. The lookups return the id or -1. */
+const char *cfg_path_name(int id);
+const char *cfg_vop_name(int id);
+int cfg_path_from_name(const char *name);
+int cfg_vop_from_name(const char *name);
+
 /* ---- the API ------------------------------------------------------------ */
 
 /* The embedded default machine (DESIGN.md's A2-class NPU); needs no file. */

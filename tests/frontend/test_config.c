@@ -59,6 +59,23 @@ START_TEST(table_is_sane)
     ck_assert_str_eq(cfg_key_section(cfg_key_find("core.ub.banks"))->name, "core.ub");
     ck_assert_str_eq(cfg_key_section(cfg_key_find("vector.cpr.exp.f16"))->name, "vector.cpr");
     ck_assert_ptr_null(cfg_key_section(cfg_key_find("name")));
+    /* enum names line up with the key rows */
+    for (int p = 0; p < CFG_PATH__COUNT; p++) {
+        char key[64];
+        snprintf(key, sizeof key, "path.%s.width", cfg_path_name(p));
+        ck_assert_msg(cfg_key_find(key) != NULL, "%s", key);
+        ck_assert_int_eq(cfg_path_from_name(cfg_path_name(p)), p);
+    }
+    for (int v = 0; v < CFG_VOP__COUNT; v++) {
+        char key[64];
+        snprintf(key, sizeof key, "vector.cpr.%s.f32", cfg_vop_name(v));
+        ck_assert_msg(cfg_key_find(key) != NULL, "%s", key);
+        ck_assert_int_eq(cfg_vop_from_name(cfg_vop_name(v)), v);
+    }
+    ck_assert_str_eq(cfg_path_name(CFG_PATH_L1_L0A), "l1_l0a");
+    ck_assert_str_eq(cfg_vop_name(CFG_VOP_EXP), "exp");
+    ck_assert_str_eq(cfg_path_name(-1), "?");
+    ck_assert_int_eq(cfg_vop_from_name("nope"), -1);
 }
 END_TEST
 
