@@ -43,17 +43,21 @@ typedef struct mm {
 } mm;
 
 /* ---- decode ---------------------------------------------------------- */
+/* The tile is done in chunks of at most MC rows x KC k-columns, so the
+ * decoded operands live on the stack (no allocation per mmad): for each
+ * k-chunk (in increasing k) and row chunk, A's chunk is decoded once and
+ * each 16-column B panel once, and the kernel adds the chunk into L0C.
+ * Storing the f32 (s32) accumulator to L0C between chunks and loading it
+ * back is exact, so chunking does not change any result. */
+enum { MC = 128, KC = 128 };
 
-static float fp8_table_val(int dt, unsigned v) { return isa_fp_to_f32((isa_dtype)dt, v); }
-
-/* Element (row, col) of a ZZ/ZN-style fractal store: fractal index fi,
- * in-fractal row r (0..15) and column c (0..c0-1). */
+/* Element (row r, column c) of fractal fi of a ZZ/ZN-style store. */
 static inline const uint8_t *frac_elem(const uint8_t *base, uint64_t fi, int r, int c, int s, int c0)
 {
     return base + fi * 512u + (uint64_t)(r * c0 + c) * (uint64_t)s;
 }
 
-/* Decode n values of dtype dt at p (consecutive) to f32. */
+/* Decode n consecutive values of dtype dt at p to f32 (t8: fp8 table). */
 static void dec_row_f(int dt, const uint8_t *p, int n, float *out, const float *t8)
 {
     switch (dt) {
@@ -81,6 +85,8 @@ static void dec_row_f(int dt, const uint8_t *p, int n, float *out, const float *
     }
 }
 
+/* F16C widening is exact like isa_fp_f16_to_f32 except for NaN payloads,
+ * which the kernels canonicalise on output anyway. */
 __attribute__((target("avx2,f16c"))) static void dec_row_f16_f16c(const uint8_t *p, int n, float *out)
 {
     int i = 0;
@@ -93,112 +99,113 @@ __attribute__((target("avx2,f16c"))) static void dec_row_f16_f16c(const uint8_t 
     }
 }
 
-/* A: M16 x k f32, row-major (lda = k). */
-static void decode_a_f(const mm *p, const uint8_t *l0a, int dt, float *A, const float *t8, int f16c)
+typedef struct dec {
+    const mm *p;
+    int dt, f16c;
+    float t8[256];
+} dec;
+
+static inline void dec_row(const dec *D, const uint8_t *src, int w, void *out)
 {
-    int M16 = p->M1 * 16;
-    for (int row = 0; row < M16; row++) {
-        float *o = A + (size_t)row * (size_t)p->k;
-        for (int k1 = 0; k1 < p->KA1; k1++) {
-            int w = NPU_MIN(p->c0, p->k - k1 * p->c0);
-            const uint8_t *src = frac_elem(l0a, (uint64_t)(row / 16) * (uint64_t)p->KA1 + (uint64_t)k1, row % 16, 0, p->s, p->c0);
-            if (f16c && dt == ISA_DT_F16)
-                dec_row_f16_f16c(src, w, o + k1 * p->c0);
-            else
-                dec_row_f(dt, src, w, o + k1 * p->c0, t8);
+    if (D->p->isint) {
+        int32_t *o = out;
+        for (int i = 0; i < w; i++)
+            o[i] = (int8_t)src[i];
+    } else if (D->f16c && D->dt == ISA_DT_F16) {
+        dec_row_f16_f16c(src, w, out);
+    } else {
+        dec_row_f(D->dt, src, w, out, D->t8);
+    }
+}
+
+/* A rows [r0, r0+nr) x columns [k0, k0+kw) into out (row pitch KC, 4-byte lanes). */
+static void decode_a(const dec *D, const uint8_t *l0a, int r0, int nr, int k0, int kw, uint32_t *out)
+{
+    const mm *p = D->p;
+    for (int row = r0; row < r0 + nr; row++) {
+        uint32_t *o = out + (size_t)(row - r0) * KC;
+        for (int kk = k0; kk < k0 + kw;) {
+            int k1 = kk / p->c0, c = kk % p->c0;
+            int w = NPU_MIN(p->c0 - c, k0 + kw - kk);
+            dec_row(D, frac_elem(l0a, (uint64_t)(row / 16) * (uint64_t)p->KA1 + (uint64_t)k1, row % 16, c, p->s, p->c0), w,
+                    o + (kk - k0));
+            kk += w;
         }
     }
 }
 
-/* B (dense): per n1 a k x 16 panel: Bt[(n1*k + kk)*16 + j]. Each stored
- * fractal row is one n with c0 consecutive k; decode it, then scatter. */
-static void decode_b_f(const mm *p, const uint8_t *l0b, int dt, float *Bt, const float *t8, int f16c)
+/* Dense B panel n1, k rows [k0, k0+kw): out[(kk-k0)*16 + j] = B[kk][16*n1 + j].
+ * A stored fractal row is one n with c0 consecutive k: decode, then scatter. */
+static void decode_b(const dec *D, const uint8_t *l0b, int n1, int k0, int kw, uint32_t *out)
 {
-    float row[32];
-    for (int k1 = 0; k1 < p->K1; k1++) {
-        int w = NPU_MIN(p->c0, p->k - k1 * p->c0);
-        for (int n1 = 0; n1 < p->N1; n1++) {
-            float *panel = Bt + ((size_t)n1 * (size_t)p->k + (size_t)k1 * (size_t)p->c0) * 16;
-            for (int j = 0; j < 16; j++) {
-                const uint8_t *src = frac_elem(l0b, (uint64_t)k1 * (uint64_t)p->N1 + (uint64_t)n1, j, 0, p->s, p->c0);
-                if (f16c && dt == ISA_DT_F16)
-                    dec_row_f16_f16c(src, w, row);
-                else
-                    dec_row_f(dt, src, w, row, t8);
-                for (int c = 0; c < w; c++)
-                    panel[c * 16 + j] = row[c];
-            }
+    const mm *p = D->p;
+    uint32_t row[32];
+    for (int kk = k0; kk < k0 + kw;) {
+        int k1 = kk / p->c0, c = kk % p->c0;
+        int w = NPU_MIN(p->c0 - c, k0 + kw - kk);
+        for (int j = 0; j < 16; j++) {
+            dec_row(D, frac_elem(l0b, (uint64_t)k1 * (uint64_t)p->N1 + (uint64_t)n1, j, c, p->s, p->c0), w, row);
+            for (int i = 0; i < w; i++)
+                out[(size_t)(kk - k0 + i) * 16 + (size_t)j] = row[i];
         }
+        kk += w;
     }
 }
 
-static inline int32_t s8at(const uint8_t *p) { return (int8_t)p[0]; }
-
-static void decode_a_i(const mm *p, const uint8_t *l0a, int32_t *A)
+/* Metadata nibble of (group g, column n): nibble g*N16 + n at meta. */
+static inline unsigned meta_nib(const mm *p, const uint8_t *meta, int g, int n)
 {
-    int M16 = p->M1 * 16;
-    for (int row = 0; row < M16; row++)
-        for (int kk = 0; kk < p->k; kk++)
-            A[(size_t)row * (size_t)p->k + (size_t)kk] =
-                s8at(frac_elem(l0a, (uint64_t)(row / 16) * (uint64_t)p->KA1 + (uint64_t)(kk / 32), row % 16, kk % 32, 1, 32));
+    uint64_t q = (uint64_t)g * (uint64_t)(p->N1 * 16) + (uint64_t)n;
+    return (meta[q / 2] >> (4 * (q % 2))) & 0xfu;
 }
 
-static void decode_b_i(const mm *p, const uint8_t *l0b, int32_t *Bt)
+/* Every used nibble must name two positions, first < second. Checked
+ * before anything is computed, so a bad one leaves L0C untouched. */
+static npu_status check_meta(const mm *p, const uint8_t *meta, npu_diag *d)
 {
-    for (int n1 = 0; n1 < p->N1; n1++)
-        for (int kk = 0; kk < p->k; kk++)
-            for (int j = 0; j < 16; j++)
-                Bt[((size_t)n1 * (size_t)p->k + (size_t)kk) * 16 + (size_t)j] =
-                    s8at(frac_elem(l0b, (uint64_t)(kk / 32) * (uint64_t)p->N1 + (uint64_t)n1, j, kk % 32, 1, 32));
-}
-
-/* 2:4 sparse B: expand the k/2 stored rows into the dense k x 16 panels,
- * zeros at the dropped positions (docs/cube.md: mmad.sp computes what mmad
- * computes with the decompressed B). Metadata nibble of (group g, column n)
- * is nibble g*N16 + n at meta: bits 1:0 the position of stored row 2g in
- * its group of 4, bits 3:2 that of row 2g+1. */
-static npu_status expand_sparse(const mm *p, const uint8_t *l0b, int dt, void *Bt, const float *t8, npu_diag *d)
-{
-    int N16 = p->N1 * 16, G = p->k / 4;
-    size_t panel = (size_t)p->k * 16;
-    if (p->isint)
-        memset(Bt, 0, (size_t)p->N1 * panel * sizeof(int32_t));
-    else
-        memset(Bt, 0, (size_t)p->N1 * panel * sizeof(float));
-    const uint8_t *meta = l0b + p->meta;
-    for (int g = 0; g < G; g++)
+    for (int g = 0; g < p->k / 4; g++)
         for (int n = 0; n < p->n; n++) {
-            uint64_t q = (uint64_t)g * (uint64_t)N16 + (uint64_t)n;
-            unsigned nib = (meta[q / 2] >> (4 * (q % 2))) & 0xf;
-            int i0 = (int)(nib & 3), i1 = (int)(nib >> 2);
-            if (i0 >= i1)
-                return npu_errf(d, NPU_EFAULT, "mmad.sp: metadata at L0B 0x%" PRIx64 ": column %d group %d has positions (%d, %d); need first < second",
-                                p->meta + q / 2, n, g, i0, i1);
-            for (int t = 0; t < 2; t++) {
-                int kr = 2 * g + t;
-                const uint8_t *src = frac_elem(l0b + p->b, (uint64_t)(kr / p->c0) * (uint64_t)p->N1 + (uint64_t)(n / 16), n % 16, kr % p->c0, p->s, p->c0);
-                size_t at = (size_t)(n / 16) * panel + (size_t)(4 * g + (t ? i1 : i0)) * 16 + (size_t)(n % 16);
-                if (p->isint) {
-                    ((int32_t *)Bt)[at] = s8at(src);
-                } else {
-                    float v;
-                    dec_row_f(dt, src, 1, &v, t8);
-                    ((float *)Bt)[at] = v;
-                }
-            }
+            unsigned nib = meta_nib(p, meta, g, n);
+            if ((nib & 3) >= (nib >> 2))
+                return npu_errf(d, NPU_EFAULT,
+                                "mmad.sp: metadata at L0B 0x%" PRIx64 ": column %d group %d has positions (%u, %u); need first < second",
+                                p->meta + ((uint64_t)g * (uint64_t)(p->N1 * 16) + (uint64_t)n) / 2, n, g, nib & 3, nib >> 2);
         }
     return NPU_OK;
 }
 
+/* 2:4 sparse B panel: the dense k rows [k0, k0+kw) (a multiple of 4 from a
+ * multiple of 4) rebuilt from the k/2 stored rows, zeros at the dropped
+ * positions and in the padding columns (docs/cube.md: mmad.sp computes what
+ * mmad computes with the decompressed B). */
+static void decode_b_sparse(const dec *D, const uint8_t *l0b, int n1, int k0, int kw, uint32_t *out)
+{
+    const mm *p = D->p;
+    memset(out, 0, (size_t)kw * 16 * 4);
+    const uint8_t *meta = l0b + p->meta;
+    for (int g = k0 / 4; g < (k0 + kw) / 4; g++)
+        for (int j = 0; j < 16 && n1 * 16 + j < p->n; j++) {
+            unsigned nib = meta_nib(p, meta, g, n1 * 16 + j);
+            for (int t = 0; t < 2; t++) {
+                int kr = 2 * g + t;
+                const uint8_t *src = frac_elem(l0b + p->b, (uint64_t)(kr / p->c0) * (uint64_t)p->N1 + (uint64_t)n1, j,
+                                               kr % p->c0, p->s, p->c0);
+                int pos = (int)(t ? nib >> 2 : nib & 3);
+                dec_row(D, src, 1, out + (size_t)(4 * g + pos - k0) * 16 + (size_t)j);
+            }
+        }
+}
+
 /* ---- micro-kernels ------------------------------------------------------ */
-/* Each computes R rows x 16 columns: c (R consecutive rows of 16 f32 in an
- * L0C fractal) = (init ? 0 : c) + sum over kk < k of a[r*lda + kk] * bt[kk*16 + j]. */
+/* Each computes R rows x 16 columns: c (R consecutive 64-byte rows of an
+ * L0C fractal) = (init ? 0 : c) + sum over kk < k of a[r*lda + kk] * bt[kk*16 + j],
+ * in increasing kk, one rounding per step. */
 
 static inline float canon(float v) { return isnan(v) ? isa_fp_bits_f32(ISA_FP_NAN_F32) : v; }
 
 static void fk_port(const float *a, size_t lda, const float *bt, int k, uint8_t *c, int init, int exact)
 {
-    (void)exact;   /* a*b + acc in C: never contracted under -std=c11 */
+    (void)exact;   /* acc + x*b in C: never contracted under -std=c11 */
     float acc[4][16];
     if (init)
         memset(acc, 0, sizeof acc);
@@ -224,49 +231,56 @@ __attribute__((target("avx2,fma"))) static inline __m256 canon8(__m256 v)
     return _mm256_blendv_ps(v, nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
-__attribute__((target("avx2,fma"))) static void fk_avx2(const float *a, size_t lda, const float *bt, int k, uint8_t *c,
-                                                         int init, int exact)
+/* AVX2: R (4 or 6) rows x 2 registers of 8 lanes; 12 accumulators keep
+ * both FMA pipes busy across the FMA latency. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+fk_avx2_r(const float *a, size_t lda, const float *bt, int k, uint8_t *c, int init, int exact, const int R)
 {
     float *cf = (float *)(void *)c;
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31;
-    if (init) {
-        c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = _mm256_setzero_ps();
-    } else {
-        c00 = _mm256_loadu_ps(cf + 0);  c01 = _mm256_loadu_ps(cf + 8);
-        c10 = _mm256_loadu_ps(cf + 16); c11 = _mm256_loadu_ps(cf + 24);
-        c20 = _mm256_loadu_ps(cf + 32); c21 = _mm256_loadu_ps(cf + 40);
-        c30 = _mm256_loadu_ps(cf + 48); c31 = _mm256_loadu_ps(cf + 56);
+    __m256 acc[6][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        acc[r][0] = init ? _mm256_setzero_ps() : _mm256_loadu_ps(cf + 16 * r);
+        acc[r][1] = init ? _mm256_setzero_ps() : _mm256_loadu_ps(cf + 16 * r + 8);
     }
-    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
     if (exact) {
         for (int kk = 0; kk < k; kk++) {
             __m256 b0 = _mm256_loadu_ps(bt + (size_t)kk * 16), b1 = _mm256_loadu_ps(bt + (size_t)kk * 16 + 8);
-            __m256 x = _mm256_broadcast_ss(a0 + kk);
-            c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-            x = _mm256_broadcast_ss(a1 + kk);
-            c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-            x = _mm256_broadcast_ss(a2 + kk);
-            c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-            x = _mm256_broadcast_ss(a3 + kk);
-            c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
+#pragma GCC unroll 6
+            for (int r = 0; r < R; r++) {
+                __m256 x = _mm256_broadcast_ss(a + (size_t)r * lda + (size_t)kk);
+                acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
+                acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
+            }
         }
     } else {
         for (int kk = 0; kk < k; kk++) {
             __m256 b0 = _mm256_loadu_ps(bt + (size_t)kk * 16), b1 = _mm256_loadu_ps(bt + (size_t)kk * 16 + 8);
-            __m256 x = _mm256_broadcast_ss(a0 + kk);
-            c00 = _mm256_add_ps(c00, _mm256_mul_ps(x, b0)); c01 = _mm256_add_ps(c01, _mm256_mul_ps(x, b1));
-            x = _mm256_broadcast_ss(a1 + kk);
-            c10 = _mm256_add_ps(c10, _mm256_mul_ps(x, b0)); c11 = _mm256_add_ps(c11, _mm256_mul_ps(x, b1));
-            x = _mm256_broadcast_ss(a2 + kk);
-            c20 = _mm256_add_ps(c20, _mm256_mul_ps(x, b0)); c21 = _mm256_add_ps(c21, _mm256_mul_ps(x, b1));
-            x = _mm256_broadcast_ss(a3 + kk);
-            c30 = _mm256_add_ps(c30, _mm256_mul_ps(x, b0)); c31 = _mm256_add_ps(c31, _mm256_mul_ps(x, b1));
+#pragma GCC unroll 6
+            for (int r = 0; r < R; r++) {
+                __m256 x = _mm256_broadcast_ss(a + (size_t)r * lda + (size_t)kk);
+                acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_mul_ps(x, b0));
+                acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_mul_ps(x, b1));
+            }
         }
     }
-    _mm256_storeu_ps(cf + 0, canon8(c00));  _mm256_storeu_ps(cf + 8, canon8(c01));
-    _mm256_storeu_ps(cf + 16, canon8(c10)); _mm256_storeu_ps(cf + 24, canon8(c11));
-    _mm256_storeu_ps(cf + 32, canon8(c20)); _mm256_storeu_ps(cf + 40, canon8(c21));
-    _mm256_storeu_ps(cf + 48, canon8(c30)); _mm256_storeu_ps(cf + 56, canon8(c31));
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_ps(cf + 16 * r, canon8(acc[r][0]));
+        _mm256_storeu_ps(cf + 16 * r + 8, canon8(acc[r][1]));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void fk_avx2_6(const float *a, size_t lda, const float *bt, int k, uint8_t *c,
+                                                           int init, int exact)
+{
+    fk_avx2_r(a, lda, bt, k, c, init, exact, 6);
+}
+
+__attribute__((target("avx2,fma"))) static void fk_avx2_4(const float *a, size_t lda, const float *bt, int k, uint8_t *c,
+                                                           int init, int exact)
+{
+    fk_avx2_r(a, lda, bt, k, c, init, exact, 4);
 }
 
 /* AVX-512: 8 rows, one 16-lane register each. */
@@ -280,12 +294,14 @@ __attribute__((target("avx512f"))) static void fk_avx512(const float *a, size_t 
     if (exact) {
         for (int kk = 0; kk < k; kk++) {
             __m512 b = _mm512_loadu_ps(bt + (size_t)kk * 16);
+#pragma GCC unroll 8
             for (int r = 0; r < 8; r++)
                 acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[(size_t)r * lda + (size_t)kk]), b, acc[r]);
         }
     } else {
         for (int kk = 0; kk < k; kk++) {
             __m512 b = _mm512_loadu_ps(bt + (size_t)kk * 16);
+#pragma GCC unroll 8
             for (int r = 0; r < 8; r++)
                 acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_set1_ps(a[(size_t)r * lda + (size_t)kk]), b));
         }
@@ -299,24 +315,24 @@ __attribute__((target("avx512f"))) static void fk_avx512(const float *a, size_t 
 
 /* s8 x s8 -> s32, wrapping: plain C compiled for each target (the
  * compiler vectorises the 16-lane loop; integer results are exact). */
-#define INT_KERNEL(name, attr)                                                             \
+#define INT_KERNEL(name, attr)                                                                \
     attr static void name(const int32_t *a, size_t lda, const int32_t *bt, int k, uint8_t *c, \
-                          int init)                                                         \
-    {                                                                                       \
-        uint32_t acc[4][16];                                                                \
-        if (init)                                                                           \
-            memset(acc, 0, sizeof acc);                                                     \
-        else                                                                                \
-            memcpy(acc, c, sizeof acc);                                                     \
-        for (int kk = 0; kk < k; kk++) {                                                    \
-            const int32_t *b = bt + (size_t)kk * 16;                                        \
-            for (int r = 0; r < 4; r++) {                                                   \
-                uint32_t x = (uint32_t)a[(size_t)r * lda + (size_t)kk];                     \
-                for (int j = 0; j < 16; j++)                                                \
-                    acc[r][j] += x * (uint32_t)b[j];                                        \
-            }                                                                               \
-        }                                                                                   \
-        memcpy(c, acc, sizeof acc);                                                         \
+                          int init)                                                            \
+    {                                                                                          \
+        uint32_t acc[4][16];                                                                   \
+        if (init)                                                                              \
+            memset(acc, 0, sizeof acc);                                                        \
+        else                                                                                   \
+            memcpy(acc, c, sizeof acc);                                                        \
+        for (int kk = 0; kk < k; kk++) {                                                       \
+            const int32_t *b = bt + (size_t)kk * 16;                                           \
+            for (int r = 0; r < 4; r++) {                                                      \
+                uint32_t x = (uint32_t)a[(size_t)r * lda + (size_t)kk];                        \
+                for (int j = 0; j < 16; j++)                                                   \
+                    acc[r][j] += x * (uint32_t)b[j];                                           \
+            }                                                                                  \
+        }                                                                                      \
+        memcpy(c, acc, sizeof acc);                                                            \
     }
 INT_KERNEL(ik_port, )
 INT_KERNEL(ik_avx2, __attribute__((target("avx2"))))
@@ -326,9 +342,9 @@ INT_KERNEL(ik_avx512, __attribute__((target("avx512f"))))
 
 static int host_variant(void)
 {
-    if (__builtin_cpu_supports("avx512f"))
+    if (sim_cube_variant_supported(SIM_CUBE_AVX512))
         return SIM_CUBE_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    if (sim_cube_variant_supported(SIM_CUBE_AVX2))
         return SIM_CUBE_AVX2;
     return SIM_CUBE_PORTABLE;
 }
@@ -344,70 +360,79 @@ int sim_cube_variant_supported(int variant)
     }
 }
 
+/* Run the kernel over rows [0, 16) of one fractal (rows r0.. of the chunk). */
+static void kernel_fractal(const mm *p, int variant, const uint32_t *A, const uint32_t *Bt, int kw, uint8_t *crow,
+                           int init)
+{
+    if (p->isint) {
+        for (int r = 0; r < 16; r += 4) {
+            const int32_t *ai = (const int32_t *)(const void *)(A + (size_t)r * KC);
+            const int32_t *bi = (const int32_t *)(const void *)Bt;
+            if (variant == SIM_CUBE_AVX512)
+                ik_avx512(ai, KC, bi, kw, crow + r * 64, init);
+            else if (variant == SIM_CUBE_AVX2)
+                ik_avx2(ai, KC, bi, kw, crow + r * 64, init);
+            else
+                ik_port(ai, KC, bi, kw, crow + r * 64, init);
+        }
+        return;
+    }
+    const float *af = (const float *)(const void *)A, *bf = (const float *)(const void *)Bt;
+    switch (variant) {
+    case SIM_CUBE_AVX512:
+        fk_avx512(af, KC, bf, kw, crow, init, p->exact);
+        fk_avx512(af + 8 * KC, KC, bf, kw, crow + 8 * 64, init, p->exact);
+        break;
+    case SIM_CUBE_AVX2:
+        fk_avx2_6(af, KC, bf, kw, crow, init, p->exact);
+        fk_avx2_6(af + 6 * KC, KC, bf, kw, crow + 6 * 64, init, p->exact);
+        fk_avx2_4(af + 12 * KC, KC, bf, kw, crow + 12 * 64, init, p->exact);
+        break;
+    default:
+        for (int r = 0; r < 16; r += 4)
+            fk_port(af + (size_t)r * KC, KC, bf, kw, crow + r * 64, init, p->exact);
+        break;
+    }
+}
+
 static npu_status compute(const mm *p, sim_unit_ctx *ctx, int dt, int variant, npu_diag *d)
 {
     const uint8_t *l0a = ctx->buf[SIM_SP_L0A] + p->a;
     const uint8_t *l0b = ctx->buf[SIM_SP_L0B];
     uint8_t *l0c = ctx->buf[SIM_SP_L0C] + p->c;
-    size_t M16 = (size_t)p->M1 * 16;
-    size_t asz = M16 * (size_t)p->k, bsz = (size_t)p->N1 * 16 * (size_t)p->k;
-    void *A = npu_malloc(asz * 4 + 64), *Bt = npu_malloc(bsz * 4 + 64);
-    if (!A || !Bt) {
-        npu_free(A);
-        npu_free(Bt);
-        return npu_errf(d, NPU_ENOMEM, "mmad: out of host memory for a %dx%dx%d tile", p->m, p->k, p->n);
+    if (p->sparse) {
+        npu_status st = check_meta(p, l0b + p->meta, d);
+        if (st)
+            return st;
     }
-    float t8[256];
+    dec D;
+    D.p = p;
+    D.dt = dt;
+    D.f16c = variant != SIM_CUBE_PORTABLE;
     if (dt == ISA_DT_E4M3 || dt == ISA_DT_E5M2)
         for (unsigned v = 0; v < 256; v++)
-            t8[v] = fp8_table_val(dt, v);
-    int f16c = variant != SIM_CUBE_PORTABLE;
-    npu_status st = NPU_OK;
-    if (p->isint) {
-        decode_a_i(p, l0a, A);
-        if (p->sparse)
-            st = expand_sparse(p, l0b, dt, Bt, t8, d);
-        else
-            decode_b_i(p, l0b + p->b, Bt);
-    } else {
-        decode_a_f(p, l0a, dt, A, t8, f16c);
-        if (p->sparse)
-            st = expand_sparse(p, l0b, dt, Bt, t8, d);
-        else
-            decode_b_f(p, l0b + p->b, dt, Bt, t8, f16c);
-    }
-    if (st) {
-        npu_free(A);
-        npu_free(Bt);
-        return st;
-    }
-    int R = variant == SIM_CUBE_AVX512 && !p->isint ? 8 : 4;
-    for (int n1 = 0; n1 < p->N1; n1++) {
-        size_t boff = (size_t)n1 * (size_t)p->k * 16;
-        for (size_t row = 0; row < M16; row += (size_t)R) {
-            uint8_t *crow = l0c + ((uint64_t)n1 * (uint64_t)p->M1 + row / 16) * 1024u + (row % 16) * 64u;
-            size_t aoff = row * (size_t)p->k;
-            if (p->isint) {
-                const int32_t *ai = (const int32_t *)A + aoff, *bi = (const int32_t *)Bt + boff;
-                if (variant == SIM_CUBE_AVX512)
-                    ik_avx512(ai, (size_t)p->k, bi, p->k, crow, p->init);
-                else if (variant == SIM_CUBE_AVX2)
-                    ik_avx2(ai, (size_t)p->k, bi, p->k, crow, p->init);
+            D.t8[v] = isa_fp_to_f32((isa_dtype)dt, v);
+    /* 64 KB + 8 KB of 4-byte lanes (f32 or s32) */
+    uint32_t A[MC * KC], Bt[KC * 16];
+    int M16 = p->M1 * 16;
+    for (int k0 = 0; k0 < p->k; k0 += KC) {
+        int kw = NPU_MIN(KC, p->k - k0);
+        int init = p->init && k0 == 0;
+        for (int r0 = 0; r0 < M16; r0 += MC) {
+            int nr = NPU_MIN(MC, M16 - r0);
+            decode_a(&D, l0a, r0, nr, k0, kw, A);
+            for (int n1 = 0; n1 < p->N1; n1++) {
+                if (p->sparse)
+                    decode_b_sparse(&D, l0b, n1, k0, kw, Bt);
                 else
-                    ik_port(ai, (size_t)p->k, bi, p->k, crow, p->init);
-            } else {
-                const float *af = (const float *)A + aoff, *bf = (const float *)Bt + boff;
-                if (variant == SIM_CUBE_AVX512)
-                    fk_avx512(af, (size_t)p->k, bf, p->k, crow, p->init, p->exact);
-                else if (variant == SIM_CUBE_AVX2)
-                    fk_avx2(af, (size_t)p->k, bf, p->k, crow, p->init, p->exact);
-                else
-                    fk_port(af, (size_t)p->k, bf, p->k, crow, p->init, p->exact);
+                    decode_b(&D, l0b + p->b, n1, k0, kw, Bt);
+                for (int r = 0; r < nr; r += 16) {
+                    uint8_t *crow = l0c + ((uint64_t)n1 * (uint64_t)p->M1 + (uint64_t)(r0 + r) / 16) * 1024u;
+                    kernel_fractal(p, variant, A + (size_t)r * KC, Bt, kw, crow, init);
+                }
             }
         }
     }
-    npu_free(A);
-    npu_free(Bt);
     return NPU_OK;
 }
 
