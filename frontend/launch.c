@@ -76,7 +76,7 @@ static npu_status resolve(char **dst, const char *dir, const char *p, npu_diag *
     size_t n = strlen(dir) + strlen(p) + 2;
     char *c = npu_malloc(n);
     if (!c) return oom(d);
-    snprintf(c, n, "%s/%s", dir, p);
+    snprintf(c, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", p);
     npu_free(*dst);
     *dst = c;
     return NPU_OK;

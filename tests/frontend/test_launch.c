@@ -61,6 +61,10 @@ START_TEST(file_full)
     ck_assert_str_eq(l.kernel, "dir/gemm.elf");
     ck_assert_str_eq(l.entry, "gemm_main");
     ck_assert_str_eq(l.config, "/abs/small.json"); /* absolute paths stay */
+    launch_desc r = { 0 };
+    ck_assert_int_eq(launch_load_json_text(&r, full, strlen(full), "l.json", "/", &d), NPU_OK);
+    ck_assert_str_eq(r.kernel, "/gemm.elf");
+    launch_free(&r);
     ck_assert_uint_eq(l.cores, 4);
     ck_assert_int_eq(l.mode, LAUNCH_MODE_TIMING);
     ck_assert_uint_eq(l.max_cycles, 5000000);
