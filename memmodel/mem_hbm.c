@@ -77,6 +77,7 @@ typedef struct hchan {
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
     int *ncq;
     uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
+    uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
     int ncq_total;
     int rr;
     int wmode, drain_left;
@@ -110,6 +111,11 @@ struct mem_hbm {
     int npool, nfree;
     hdone *heap;
     int nheap, capheap;
+    /* decode: for each byte of (addr >> atom bits), the packed field bits it
+     * contributes (k h p s g b: 6 bits each from bit 0; c: 12 bits from 36;
+     * r: 16 bits from 48 and the rest kept apart) */
+    uint64_t dtab[8][256];
+    uint32_t drow_hi[8][256];
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
     mem_done_fn done;
@@ -256,13 +262,41 @@ static void q_remove(int32_t *q, int *n, int pos)
 }
 
 /* ---- decode ------------------------------------------------------------------ */
+static const int dshift[MF__N] = { 0, 6, 12, 18, 24, 30, 36, 48 };
+
+/* Table-driven decode: eight lookups instead of a loop over every bit. */
+static void build_decode(mem_hbm *h)
+{
+    const mem_map *m = &h->map;
+    for (int byte = 0; byte < 8; byte++)
+        for (int v = 0; v < 256; v++) {
+            uint64_t packed = 0;
+            uint32_t hi = 0;
+            for (int k = 0; k < 8; k++) {
+                int i = byte * 8 + k;
+                if (i >= m->nbits || !((v >> k) & 1)) continue;
+                int f = m->field[i], idx = m->idx[i];
+                if (f == MF_R && idx >= 16) hi |= 1u << (idx - 16);
+                else packed |= (uint64_t)1 << (dshift[f] + idx);
+            }
+            h->dtab[byte][v] = packed;
+            h->drow_hi[byte][v] = hi;
+        }
+}
+
 void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
 {
     const mem_map *m = &h->map;
-    uint32_t f[MF__N] = { 0 };
-    uint64_t x = addr >> m->off_bits;
-    for (int i = 0; i < m->nbits; i++)
-        f[m->field[i]] |= (uint32_t)((x >> i) & 1) << m->idx[i];
+    uint64_t x = addr >> m->off_bits, packed = 0;
+    uint32_t hi = 0;
+    for (int byte = 0; byte < 8 && x; byte++, x >>= 8) {
+        packed |= h->dtab[byte][x & 255];
+        hi |= h->drow_hi[byte][x & 255];
+    }
+    uint32_t f[MF__N];
+    for (int i = 0; i < MF_C; i++) f[i] = (uint32_t)(packed >> dshift[i]) & 63u;
+    f[MF_C] = (uint32_t)(packed >> 36) & 0xfffu;
+    f[MF_R] = (uint32_t)(packed >> 48) | (hi << 16);
     uint32_t g[MF__N];
     memcpy(g, f, sizeof g);
     for (int i = 0; i < m->nxor; i++)
@@ -287,6 +321,7 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
     if (!h) { npu_errf(d, NPU_ENOMEM, "mem_hbm_new: out of memory"); return NULL; }
     h->cfg = *c;
     mem_map_build(&c->hbm, &h->map, "memory", d);
+    build_decode(h);
     const mem_hbm_cfg *t = &c->hbm;
     h->nch = t->stacks * t->channels;
     h->npc = t->pseudo_channels;
@@ -464,6 +499,7 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
     case MC_REFB: b->epoch++; b->ref_pending = 0; st->refpb++; break;
     }
     if (ch->cq_lb) {
+        ch->cq_min = 0;
         if (bank >= 0) ch->cq_lb[bank] = 0;
         else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
     }
@@ -577,42 +613,6 @@ static void refresh_issued(hchan *ch, int cmd)
 }
 
 /* ---- FR-FCFS over the request queue (cmd_queue = 0) ----------------------------------- */
-/* Candidate check of request r for a slot (col or row) at t. Returns 1 if
- * it may issue now; otherwise updates *wake with when it might. */
-static int fr_try(mem_hbm *h, hchan *ch, hreq *r, int want_col, uint64_t t, uint64_t *wake,
-                  const int32_t *q, int nq, int in_active)
-{
-    hbank *b = &ch->bk[r->bank];
-    if (!in_active && r->arrive >= t) {         /* accepted this cycle: eligible next */
-        if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
-        return 0;
-    }
-    if (r->epoch != b->epoch || r->lb <= t) {
-        r->need = (uint8_t)need_of(ch, r);
-        r->epoch = b->epoch;
-        r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
-    }
-    int col = mem_cmd_is_col(r->need);
-    /* a bank waiting for its per-bank refresh takes no new ACT/PRE (released
-     * by the REFpb); hits to its open row may still drain */
-    if (b->ref_pending && !col) return 0;
-    if (col != want_col) {
-        if (r->lb < *wake) *wake = r->lb > t ? r->lb : t + 1;
-        return 0;
-    }
-    if (r->lb > t) { if (r->lb < *wake) *wake = r->lb; return 0; }
-    if (r->need == MC_PRE) {
-        /* row-hit cap: keep a row with pending hits open until cap hits served */
-        int cap = h->cfg.ctrl.row_hit_cap;
-        if (cap && (int)b->hits < cap &&
-            (row_wanted(h, ch, q, nq, -1, r->bank, (uint32_t)b->open_row) ||
-             row_wanted(h, ch, ch->aq, ch->naq, -1, r->bank, (uint32_t)b->open_row)))
-            return 0;
-        if (active_in(h, ch, r->pc, r->bank)) return 0;
-    }
-    return 1;
-}
-
 static int col_cmd_for(const mem_hbm *h, const hchan *ch, const hreq *r, int32_t self,
                        const int32_t *q, int nq)
 {
@@ -636,6 +636,40 @@ static void update_wmode(const mem_hbm *h, hchan *ch)
     }
 }
 
+/* Readiness of request r at t for FR-FCFS: 1 = its next command (r->need)
+ * may issue now; 0 = not (then *wake gets when it might, unless it waits
+ * for an event: a refresh, a hit-cap or an active-buffer release). */
+static int fr_eval(mem_hbm *h, hchan *ch, hreq *r, uint64_t t, uint64_t *wake, int in_active)
+{
+    hbank *b = &ch->bk[r->bank];
+    if (!in_active && r->arrive >= t) {         /* accepted this cycle: eligible next */
+        if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
+        return 0;
+    }
+    if (r->epoch != b->epoch || r->lb <= t) {
+        r->need = (uint8_t)need_of(ch, r);
+        r->epoch = b->epoch;
+        r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
+    }
+    if (b->ref_pending && !mem_cmd_is_col(r->need)) return 0;
+    if (r->lb > t) { if (r->lb < *wake) *wake = r->lb; return 0; }
+    return 1;
+}
+
+/* May this ready PRE close its bank's row now? */
+static int pre_ok(mem_hbm *h, hchan *ch, const hreq *r, const int32_t *q, int nq)
+{
+    const hbank *b = &ch->bk[r->bank];
+    int cap = h->cfg.ctrl.row_hit_cap;
+    /* row-hit cap: keep a row with pending hits open until cap hits were served */
+    if (cap && (int)b->hits < cap &&
+        (row_wanted(h, ch, q, nq, -1, r->bank, (uint32_t)b->open_row) ||
+         row_wanted(h, ch, ch->aq, ch->naq, -1, r->bank, (uint32_t)b->open_row)))
+        return 0;
+    /* never close a row whose ACT was for a request still in the active buffer */
+    return !active_in(h, ch, r->pc, r->bank);
+}
+
 static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
 {
     hchan *ch = &h->ch[chan];
@@ -645,22 +679,36 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
     int32_t *q = ch->wmode ? ch->wq : ch->rq;
     int *nq = ch->wmode ? &ch->nwq : &ch->nrq;
     int blocked = ch->nref > 0;                 /* all-bank refresh waiting: no requests */
+    int want_row = (h->cfg.ctrl.dual_cmd || 1) && !blocked;
 
-    /* column slot: the active buffer first, then the queue */
-    int32_t pick = -1, pick_pos = -1, pick_aq = 0;
-    for (int i = 0; i < ch->naq && pick < 0; i++)
-        if (fr_try(h, ch, &h->pool[ch->aq[i]], 1, t, &wake, q, *nq, 1)) { pick = ch->aq[i]; pick_pos = i; pick_aq = 1; }
-    if (pick < 0 && !blocked)
-        for (int i = 0; i < *nq; i++)
-            if (fr_try(h, ch, &h->pool[q[i]], 1, t, &wake, q, *nq, 0)) { pick = q[i]; pick_pos = i; break; }
-    if (pick >= 0) {
-        hreq *r = &h->pool[pick];
-        int c = col_cmd_for(h, ch, r, pick, q, *nq);
+    /* one pass, oldest first (the active buffer, then the queue): the first
+     * ready column command and the first ready row command */
+    int32_t cpick = -1, rpick = -1;
+    int cpos = -1, caq = 0, rpos = -1, raq = 0;
+    for (int i = 0; i < ch->naq && (cpick < 0 || (want_row && rpick < 0)); i++) {
+        hreq *r = &h->pool[ch->aq[i]];
+        if (!fr_eval(h, ch, r, t, &wake, 1)) continue;
+        if (mem_cmd_is_col(r->need)) { if (cpick < 0) { cpick = ch->aq[i]; cpos = i; caq = 1; } }
+        else if (want_row && rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, *nq))) { rpick = ch->aq[i]; rpos = i; raq = 1; }
+    }
+    if (!blocked)
+        for (int i = 0; i < *nq && (cpick < 0 || rpick < 0); i++) {
+            hreq *r = &h->pool[q[i]];
+            if (!fr_eval(h, ch, r, t, &wake, 0)) continue;
+            if (mem_cmd_is_col(r->need)) { if (cpick < 0) { cpick = q[i]; cpos = i; caq = 0; } }
+            else if (rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, *nq))) { rpick = q[i]; rpos = i; raq = 0; }
+        }
+
+    /* column slot */
+    if (cpick >= 0) {
+        hreq *r = &h->pool[cpick];
+        int c = col_cmd_for(h, ch, r, cpick, q, *nq);
         classify(r, c, &ch->st);
         issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
-        if (pick_aq) q_remove(ch->aq, &ch->naq, pick_pos);
-        else q_remove(q, nq, pick_pos);
-        finish(h, ch, pick, t);
+        if (caq) q_remove(ch->aq, &ch->naq, cpos);
+        else q_remove(q, nq, cpos);
+        if (rpick >= 0 && raq == caq && cpos < rpos) rpos--;
+        finish(h, ch, cpick, t);
         issued = col_issued = 1;
     }
 
@@ -681,15 +729,15 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
                 wake = rt;
             }
         }
-        if (!row_issued && !blocked) {
-            int32_t rpick = -1;
-            int rpos = -1, raq = 0;
-            for (int i = 0; i < ch->naq && rpick < 0; i++)
-                if (fr_try(h, ch, &h->pool[ch->aq[i]], 0, t, &wake, q, *nq, 1)) { rpick = ch->aq[i]; rpos = i; raq = 1; }
-            for (int i = 0; i < *nq && rpick < 0; i++)
-                if (fr_try(h, ch, &h->pool[q[i]], 0, t, &wake, q, *nq, 0)) { rpick = q[i]; rpos = i; }
+        if (!row_issued && rpick >= 0) {
+            hreq *r = &h->pool[rpick];
+            /* the column command just issued may have moved this one's timing
+             * (RD -> PRE, same bank) or closed its row (auto-precharge) */
+            if (col_issued && (need_of(ch, r) != r->need ||
+                               ready_at(h, ch, r->need, r->pc, r->bg, r->bank) > t ||
+                               (r->need == MC_PRE && !pre_ok(h, ch, r, q, *nq))))
+                rpick = -1;
             if (rpick >= 0) {
-                hreq *r = &h->pool[rpick];
                 int c = r->need;
                 classify(r, c, &ch->st);
                 issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
@@ -759,14 +807,14 @@ static int dq_blocked(const mem_hbm *h, const hchan *ch, int b)
  * the search as DRAMSim3's does. */
 static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
-    int nq = h->nbank;
-    for (int i = 0; i < nq; i++) {
-        int b = ch->rr + 1 < nq ? ch->rr + 1 : 0;
-        ch->rr = b;
+    int nq = h->nbank, start = ch->rr;
+    if (ch->cq_min > t) return 0;        /* no bank queue can have a ready command */
+    for (int i = 1; i <= nq; i++) {
+        int b = start + i < nq ? start + i : start + i - nq;
         if (!ch->ncq[b] || ch->cq_lb[b] > t || dq_blocked(h, ch, b)) continue;
-        if (dq_first_ready(h, ch, b, t, pos, cmd)) { *bank = b; return 1; }
+        if (dq_first_ready(h, ch, b, t, pos, cmd)) { ch->rr = b; *bank = b; return 1; }
     }
-    return 0;
+    return 0;                             /* a full turn leaves the pointer where it was */
 }
 
 static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
@@ -842,14 +890,18 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
+        ch->cq_min = 0;
         q_remove(q, nq, i);
         moved = 1;
         break;
     }
     if (drain && ch->nwq == 0) ch->drain_left = 0;
     if (issued || moved) return t + 1;
+    uint64_t mn = NEVER;
     for (int i = 0; i < h->nbank; i++)
-        if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < wake) wake = ch->cq_lb[i];
+        if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < mn) mn = ch->cq_lb[i];
+    if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;   /* blocked banks were left out */
+    if (mn < wake) wake = mn;
     if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
     for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
     if (wake <= t) wake = t + 1;
