@@ -5,6 +5,7 @@
  * dependency of this part. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -398,9 +399,9 @@ static void damaged_read(const uint8_t *buf, size_t len, const evbuf *full, size
 START_TEST(truncation)
 {
     make_tmpdir();
-    evbuf in = gen_events(6000, 5);
+    evbuf in = gen_events(3000, 5);
     const char *p = tpath("t.npt");
-    write_trace_ch(p, &in, 500);
+    write_trace_ch(p, &in, 250);
     size_t len;
     uint8_t *buf = slurp(p, &len);
     chunk_pos ch[64];
@@ -438,9 +439,9 @@ END_TEST
 START_TEST(corruption)
 {
     make_tmpdir();
-    evbuf in = gen_events(6000, 9);
+    evbuf in = gen_events(3000, 9);
     const char *p = tpath("c.npt");
-    write_trace_ch(p, &in, 500);
+    write_trace_ch(p, &in, 250);
     size_t len;
     uint8_t *buf = slurp(p, &len);
     chunk_pos ch[64];
@@ -457,7 +458,7 @@ START_TEST(corruption)
         for (size_t k = 0; k < 56 && no < 2000; k++)
             offs[no++] = ch[c].off + k;                          /* every chunk header byte */
     for (size_t k = 1; k <= 80; k++) offs[no++] = len - k;       /* footer and index */
-    while (no < 2900) offs[no++] = 32 + npu_rng_next(&rng) % (len - 32);
+    while (no < 2500) offs[no++] = 32 + npu_rng_next(&rng) % (len - 32);
     uint8_t *copy = malloc(len);
     for (size_t i = 0; i < no; i++) {
         size_t o = offs[i];
@@ -498,6 +499,306 @@ START_TEST(corruption)
 }
 END_TEST
 
+
+/* ---- synthetic stream: size, exporters, command ------------------------------------ */
+typedef struct collect { evbuf *b; int insn_only; } collect;
+static npu_status sink_collect(void *ctx, const trc_event *e)
+{
+    collect *c = ctx;
+    if (!c->insn_only || e->kind == TRC_INSN)
+        ev_push(c->b, *e);
+    return NPU_OK;
+}
+
+/* Size goal: under 8 bytes per INSN event on a realistic GEMM-like stream
+ * (24 cores, INSN events only, so the figure is not flattered by the
+ * smaller records of other kinds). */
+START_TEST(size_per_insn)
+{
+    make_tmpdir();
+    trc_synth_opts o = { .events = 600000, .cores = 24, .seed = 5 };
+    evbuf b = { 0 };
+    collect c = { &b, 1 };
+    npu_diag d = { 0 };
+    ck_assert_int_eq(trc_synth_run(&o, sink_collect, NULL, &c, &d), NPU_OK);
+    ck_assert_uint_gt(b.n, 200000);
+    const char *p = tpath("size.npt");
+    trc_meta m;
+    trc_writer *w = trc_writer_open(p, trc_synth_meta(&o, &m), &d);
+    ck_assert_ptr_nonnull(w);
+    for (size_t i = 0; i < b.n; i++)
+        REQUIRE(trc_write(w, &b.e[i]) == NPU_OK, "write");
+    ck_assert_int_eq(trc_writer_close(w, &d), NPU_OK);
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    double per = (double)len / (double)b.n;
+    printf("size: %zu INSN events of a 24-core synthetic GEMM -> %zu bytes = %.2f bytes/event\n",
+           b.n, len, per);
+    ck_assert_msg(per < 8.0, "%.2f bytes per INSN event", per);
+    /* and they read back in order */
+    trc_reader *r = trc_open(p, &d);
+    evbuf out = read_all(r, NULL);
+    stable_sort(b.e, b.n);
+    ck_assert_uint_eq(out.n, b.n);
+    for (size_t i = 0; i < b.n; i++)
+        REQUIRE(trc_event_equal(&b.e[i], &out.e[i]), "event %zu", i);
+    trc_close(r);
+    free(buf); free(b.e); free(out.e);
+}
+END_TEST
+
+START_TEST(synth_deterministic)
+{
+    make_tmpdir();
+    trc_synth_opts o = { .events = 50000, .cores = 6, .seed = 3, .mem = 1 };
+    npu_diag d = { 0 };
+    ck_assert_int_eq(trc_synth_write(tpath("s1.npt"), &o, &d), NPU_OK);
+    ck_assert_int_eq(trc_synth_write(tpath("s2.npt"), &o, &d), NPU_OK);
+    size_t la, lb;
+    uint8_t *a = slurp(tpath("s1.npt"), &la), *b = slurp(tpath("s2.npt"), &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(a, b, la) == 0);
+    free(a); free(b);
+}
+END_TEST
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    REQUIRE(cJSON_IsNumber(v), "missing number '%s'", k);
+    return v->valuedouble;
+}
+
+typedef struct xev { double ts, dur; long pid, tid; size_t order; } xev;
+static int cmp_xev(const void *a, const void *b)
+{
+    const xev *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+START_TEST(chrome_export)
+{
+    make_tmpdir();
+    trc_synth_opts o = { .events = 40000, .cores = 3, .seed = 8, .mem = 1 };
+    npu_diag d = { 0 };
+    const char *p = tpath("c.npt"), *j = tpath("c.json");
+    ck_assert_int_eq(trc_synth_write(p, &o, &d), NPU_OK);
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_ptr_nonnull(r);
+    uint64_t n_insn = 0, n_stall = 0, n_set = 0;
+    {
+        evbuf all = read_all(r, NULL);
+        for (size_t i = 0; i < all.n; i++) {
+            n_insn += all.e[i].kind == TRC_INSN;
+            n_stall += all.e[i].kind == TRC_STALL;
+            n_set += all.e[i].kind == TRC_FLAG_SET;
+        }
+        free(all.e);
+    }
+    trc_export_opts eo = { .filter = TRC_FILTER_ALL };
+    ck_assert_int_eq(trc_export_file(r, "chrome", &eo, j, &d), NPU_OK);
+    trc_close(r);
+    size_t len;
+    char *txt = (char *)slurp(j, &len);
+    txt[len] = 0;
+    cJSON *root = cJSON_Parse(txt);
+    ck_assert_msg(root != NULL, "the JSON does not parse");
+    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    ck_assert(cJSON_IsArray(evs));
+    size_t n = (size_t)cJSON_GetArraySize(evs), nx = 0, n_s = 0, n_f = 0, nb = 0, ne = 0;
+    size_t x_insn = 0, x_stall = 0, n_c = 0, procs = 0, threads = 0;
+    xev *xs = malloc(n * sizeof *xs);
+    /* flow ids are 1..N: each must have one s and one f */
+    unsigned char *sf = calloc(n + 2, 1);
+    size_t k = 0;
+    const double cyc = 1.0 / 1800.0;    /* one cycle in us at 1.8 GHz */
+    for (const cJSON *e = evs->child; e; e = e->next, k++) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        REQUIRE(cJSON_IsString(ph), "event %zu without ph", k);
+        char c = ph->valuestring[0];
+        if (c == 'M') {
+            const char *nm = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
+            procs += !strcmp(nm, "process_name");
+            threads += !strcmp(nm, "thread_name");
+            REQUIRE(cJSON_GetObjectItemCaseSensitive(e, "args") != NULL, "M without args");
+            continue;
+        }
+        double ts = num(e, "ts");
+        REQUIRE(ts >= 0, "negative ts");
+        if (c == 'X') {
+            REQUIRE(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name")), "X without name");
+            const char *cat = cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring;
+            double dur = num(e, "dur");
+            REQUIRE(dur >= 0, "negative dur");
+            xs[nx++] = (xev){ ts, dur, (long)num(e, "pid"), (long)num(e, "tid"), k };
+            if (!strcmp(cat, "insn")) {
+                x_insn++;
+                const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+                const cJSON *pc = cJSON_GetObjectItemCaseSensitive(a, "pc");
+                REQUIRE(cJSON_IsString(pc) && !strncmp(pc->valuestring, "0x", 2), "pc");
+                REQUIRE(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a, "disasm")), "disasm");
+                /* the printed times keep single cycles apart */
+                double start = num(a, "start"), end = num(a, "end");
+                REQUIRE(fabs(ts - start * cyc) < cyc / 4 && fabs(dur - (end - start) * cyc) < cyc / 4,
+                        "ts/dur do not match the cycles");
+            }
+            if (!strcmp(cat, "stall")) {
+                x_stall++;
+                REQUIRE(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(e, "args"), "cause")), "cause");
+            }
+        } else if (c == 's' || c == 'f') {
+            double id = num(e, "id");
+            REQUIRE(id >= 1 && id <= (double)n, "flow id out of range");
+            unsigned bit = c == 's' ? 1 : 2;
+            REQUIRE(!(sf[(size_t)id] & bit), "flow id %g used twice", id);
+            sf[(size_t)id] |= (unsigned char)bit;
+            if (c == 's') n_s++; else n_f++;
+            if (c == 'f')
+                REQUIRE(!strcmp(cJSON_GetObjectItemCaseSensitive(e, "bp")->valuestring, "e"), "bp");
+        } else if (c == 'B') {
+            nb++;
+        } else if (c == 'E') {
+            ne++;
+        } else if (c == 'C') {
+            n_c++;
+            REQUIRE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(e, "args"), "value")), "C value");
+        } else {
+            REQUIRE(c == 'i', "unexpected phase %c", c);
+        }
+    }
+    ck_assert_uint_eq(x_insn, n_insn);
+    ck_assert_uint_eq(x_stall, n_stall);
+    ck_assert_uint_gt(n_s, n_set / 2);     /* sets whose wait is in the trace */
+    ck_assert_uint_eq(n_s, n_f);
+    for (size_t i = 1; i <= n_s; i++)
+        REQUIRE(sf[i] == 3, "flow %zu is not an s/f pair", i);
+    ck_assert_uint_eq(nb, ne);
+    ck_assert_uint_gt(n_c, 0);
+    ck_assert_uint_eq(procs, 4);           /* 3 cores and HBM */
+    ck_assert_uint_gt(threads, 3 * 7);
+    /* per track, in file order: X events start in order and never overlap */
+    qsort(xs, nx, sizeof *xs, cmp_xev);
+    for (size_t i = 1; i < nx; i++) {
+        if (xs[i].pid != xs[i - 1].pid || xs[i].tid != xs[i - 1].tid)
+            continue;
+        REQUIRE(xs[i].ts >= xs[i - 1].ts, "ts goes back on track %ld/%ld", xs[i].pid, xs[i].tid);
+        REQUIRE(xs[i].ts >= xs[i - 1].ts + xs[i - 1].dur - cyc / 4,
+                "X events overlap on track %ld/%ld at %f", xs[i].pid, xs[i].tid, xs[i].ts);
+    }
+    cJSON_Delete(root);
+    free(txt); free(xs); free(sf);
+}
+END_TEST
+
+START_TEST(folded_export)
+{
+    make_tmpdir();
+    trc_synth_opts o = { .events = 60000, .cores = 4, .seed = 2 };
+    npu_diag d = { 0 };
+    const char *p = tpath("f.npt");
+    ck_assert_int_eq(trc_synth_write(p, &o, &d), NPU_OK);
+    trc_reader *r = trc_open(p, &d);
+    uint64_t busy[TRC_NPIPES] = { 0 }, stall[TRC_NPIPES] = { 0 };
+    evbuf all = read_all(r, NULL);
+    for (size_t i = 0; i < all.n; i++) {
+        if (all.e[i].kind == TRC_INSN)
+            busy[all.e[i].pipe] += all.e[i].t1 - all.e[i].t0;
+        if (all.e[i].kind == TRC_STALL)
+            stall[all.e[i].pipe] += all.e[i].t1 - all.e[i].t0;
+    }
+    free(all.e);
+    for (int st = 0; st <= 1; st++) {
+        trc_export_opts eo = { .filter = TRC_FILTER_ALL, .stalls = st };
+        const char *fp = tpath(st ? "s.folded" : "b.folded");
+        ck_assert_int_eq(trc_export_file(r, "folded", &eo, fp, &d), NPU_OK);
+        FILE *f = fopen(fp, "r");
+        char line[1024];
+        uint64_t got[TRC_NPIPES] = { 0 };
+        int lines = 0, with_label = 0;
+        while (fgets(line, sizeof line, f)) {
+            lines++;
+            char *sp = strrchr(line, ' ');
+            REQUIRE(sp, "no weight: %s", line);
+            *sp = 0;
+            uint64_t w = strtoull(sp + 1, NULL, 10);
+            REQUIRE(!strncmp(line, "core ", 5), "stack does not start at the core: %s", line);
+            /* pipe = the second-to-last frame */
+            char *last = strrchr(line, ';');
+            REQUIRE(last, "too few frames");
+            *last = 0;
+            char *pf = strrchr(line, ';');
+            REQUIRE(pf, "too few frames");
+            int pipe = -1;
+            for (int q = 0; q < TRC_NPIPES; q++)
+                if (!strcmp(pf + 1, trc_pipe_name((unsigned)q)))
+                    pipe = q;
+            REQUIRE(pipe >= 0, "no pipe frame in %s", line);
+            got[pipe] += w;
+            with_label += strstr(line, ";gemm;k_loop") != NULL || strstr(line, ";load_tile;load_") != NULL;
+        }
+        fclose(f);
+        ck_assert_int_gt(lines, 10);
+        if (!st)
+            ck_assert_int_gt(with_label, 4);
+        for (int q = 0; q < TRC_NPIPES; q++)
+            ck_assert_msg(got[q] == (st ? stall[q] : busy[q]), "pipe %s: folded %llu != %llu",
+                          trc_pipe_name((unsigned)q), (unsigned long long)got[q],
+                          (unsigned long long)(st ? stall[q] : busy[q]));
+    }
+    trc_close(r);
+}
+END_TEST
+
+START_TEST(csv_export_and_command)
+{
+    make_tmpdir();
+    trc_synth_opts o = { .events = 20000, .cores = 2, .seed = 4, .mem = 1 };
+    npu_diag d = { 0 };
+    char *p = strdup(tpath("k.npt")), *csv = strdup(tpath("k.csv")), *js = strdup(tpath("k.json"));
+    ck_assert_int_eq(trc_synth_write(p, &o, &d), NPU_OK);
+    char *a1[] = { "trace", "export", "--format", "csv", p, "-o", csv, NULL };
+    ck_assert_int_eq(trc_cmd_trace(7, a1), 0);
+    FILE *f = fopen(csv, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    size_t rows = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert(!strncmp(line, "kind,core,pipe,opcode", 21));
+    size_t cols = 1;
+    for (char *q = line; *q; q++) cols += *q == ',';
+    while (fgets(line, sizeof line, f)) {
+        rows++;
+        size_t c = 1;
+        int inq = 0;
+        for (char *q = line; *q; q++) {
+            if (*q == '"') inq = !inq;
+            c += *q == ',' && !inq;
+        }
+        REQUIRE(c == cols, "row %zu has %zu columns, the header %zu", rows, c, cols);
+    }
+    fclose(f);
+    ck_assert_uint_eq(rows, 20000);
+    char *a2[] = { "trace", "export", "--format", "chrome", "--core", "1", p, "-o", js, NULL };
+    ck_assert_int_eq(trc_cmd_trace(9, a2), 0);
+    ck_assert_int_eq(access(js, F_OK), 0);
+    char *a3[] = { "trace", "info", p, NULL };
+    ck_assert_int_eq(trc_cmd_trace(3, a3), 0);
+    char *a4[] = { "trace", "export", "--format", "svg", p, "-o", js, NULL };
+    ck_assert_int_eq(trc_cmd_trace(7, a4), 2);
+    char *a5[] = { "trace", "info", "/nonexistent/x.npt", NULL };
+    ck_assert_int_eq(trc_cmd_trace(3, a5), 1);
+    char *a6[] = { "trace", "--help", NULL };
+    ck_assert_int_eq(trc_cmd_trace(2, a6), 0);
+    char *a7[] = { "trace", "export", p, NULL };
+    ck_assert_int_eq(trc_cmd_trace(3, a7), 2);
+    free(p); free(csv); free(js);
+}
+END_TEST
+
 static Suite *traces_suite(void)
 {
     Suite *s = suite_create("traces");
@@ -509,6 +810,11 @@ static Suite *traces_suite(void)
     tcase_add_test(tc, discard_leaves_nothing);
     tcase_add_test(tc, truncation);
     tcase_add_test(tc, corruption);
+    tcase_add_test(tc, size_per_insn);
+    tcase_add_test(tc, synth_deterministic);
+    tcase_add_test(tc, chrome_export);
+    tcase_add_test(tc, folded_export);
+    tcase_add_test(tc, csv_export_and_command);
     suite_add_tcase(s, tc);
     return s;
 }
