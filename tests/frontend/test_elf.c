@@ -258,6 +258,7 @@ START_TEST(file_io)
     ck_assert_int_ne(elf_load_file(path, &img, &d), NPU_OK);
     ck_assert_ptr_nonnull(strstr(d.msg, path));
     /* an empty program cannot be a kernel */
+    npu_buf_free(&b);
     asm_output empty;
     memset(&empty, 0, sizeof empty);
     ck_assert_int_ne(elf_write_mem(&empty, &b, &d), NPU_OK);

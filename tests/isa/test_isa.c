@@ -232,7 +232,7 @@ END_TEST
 START_TEST(registers_and_names)
 {
     for (int r = 0; r < 32; r++) {
-        char nm[8];
+        char nm[16];
         snprintf(nm, sizeof nm, "x%d", r);
         ck_assert_int_eq(isa_reg_from_name(nm), r);
         ck_assert_int_eq(isa_reg_from_name(isa_reg_name(r)), r);
