@@ -555,6 +555,8 @@ static npu_status apply_object(cfg_machine *m, const cJSON *obj, const char *pre
             if (e->string && strcmp(e->string, name) == 0)
                 return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, key);
         if (!*prefix && strcmp(name, "version") == 0) continue;  /* checked by caller */
+        /* "_note": a comment (the memory model's preset files use them too) */
+        if (name[0] == '_') continue;
         if (!*prefix && strcmp(name, "memory") == 0) {
             /* memmodel names keys "<where>.hbm.tCL": make that "file: memory.hbm.tCL" */
             char mwhere[512];

@@ -329,6 +329,7 @@ static npu_status check_keys(const cJSON *obj, const char *const *allowed, const
             if (e->string && strcmp(e->string, name) == 0)
                 return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: duplicate key", where, ctx,
                                 *ctx ? "." : "", name);
+        if (name[0] == '_') continue;  /* "_note": a comment */
         int ok = 0;
         const char *best = NULL;
         size_t best_d = (size_t)-1;
@@ -586,6 +587,7 @@ static npu_status parse_root(launch_desc *f, const cJSON *root, const char *wher
                 if (strcmp(e->string, c->string) == 0)
                     s = npu_errf(d, NPU_EINVAL, "%s: set.%s: duplicate key", where, c->string);
             if (s != NPU_OK) break;
+            if (c->string[0] == '_') continue;
             if (json_scalar_text(c, val, sizeof val) != 0) {
                 s = type_error(where, "set", c->string, "a string, number or boolean", c, d);
                 break;
@@ -621,6 +623,7 @@ static npu_status parse_root(launch_desc *f, const cJSON *root, const char *wher
         if (!cJSON_IsObject(exp)) return type_error(where, "", "expect", "an object", exp, d);
         static const char *const ekeys[] = { "file", "rtol", "atol", NULL };
         for (const cJSON *c = exp->child; c; c = c->next) {
+            if (c->string[0] == '_') continue;
             char ctx[96];
             snprintf(ctx, sizeof ctx, "expect.%.60s", c->string);
             for (const cJSON *e = exp->child; e != c; e = e->next)

@@ -295,6 +295,9 @@ START_TEST(err_unknown_key)
     npu_diag d;
     ck_assert_int_eq(load(&m, "{\"version\":1,\"core\":{\"ub\":{\"bankz\":4}}}", &d), NPU_EINVAL);
     ck_assert_str_eq(d.msg, "x.json: core.ub.bankz: unknown config key (did you mean core.ub.banks?)");
+    ck_assert_int_eq(load(&m, "{\"version\":1,\"_note\":\"x\",\"chip\":{\"_why\":[1],\"cores\":3}}", &d),
+                     NPU_OK); /* comments */
+    ck_assert_uint_eq(m.chip.cores, 3);
     ck_assert_int_eq(load(&m, "{\"version\":1,\"frobnicate\":true}", &d), NPU_EINVAL);
     ck_assert_str_eq(d.msg, "x.json: frobnicate: unknown config key");
     ck_assert_int_eq(load(&m, "{\"version\":1,\"core\":{\"ub.banks\":4}}", &d), NPU_EINVAL);

@@ -115,6 +115,12 @@ START_TEST(file_minimal)
 {
     launch_desc l = { 0 };
     npu_diag d;
+    ck_assert_int_eq(load(&l, "{\"version\":1,\"_note\":1,\"kernel\":\"k.elf\",\"set\":{\"_n\":[]},"
+                              "\"args\":[{\"_n\":0,\"name\":\"a\",\"kind\":\"in\",\"file\":\"a\"}],"
+                              "\"expect\":{\"_n\":{}}}", &d), NPU_OK);
+    ck_assert_uint_eq(l.nsets, 0);
+    ck_assert_uint_eq(l.nexpects, 0);
+    ck_assert_uint_eq(l.nargs, 1);
     ck_assert_int_eq(load(&l, "{\"version\":1,\"kernel\":\"k.elf\"}", &d), NPU_OK);
     ck_assert_int_eq(l.mode, LAUNCH_MODE_PERF);
     ck_assert_uint_eq(l.cores, 0);
