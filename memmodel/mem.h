@@ -263,7 +263,8 @@ typedef struct memsim_result {
     int checked;
     uint64_t commands_checked, violations;
     char first_violation[512];
-    double host_seconds;            /* simulation loop only (not in any output) */
+    double host_seconds;            /* simulation loop only, wall (not in any output) */
+    double cpu_seconds;             /* the same loop, CPU time of the process */
 } memsim_result;
 
 /* Parse DRAMSim3 text ("0x<addr> READ|WRITE <cycle>"); errors name path:line. */

@@ -78,6 +78,8 @@ typedef struct hchan {
     int *ncq;
     uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
     uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
+    int move_stuck;         /* no queued transaction can move until a bank queue frees */
+    int move_stuck_drain;   /* ... in this mode (reads or write drain) */
     int ncq_total;
     int rr;
     int wmode, drain_left;
@@ -772,6 +774,10 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
     int n = ch->ncq[b];
     hbank *bk = &ch->bk[b];
     uint64_t lb = NEVER;
+    /* every command of the queue is to this bank, so the ready cycle of each
+     * command type is computed once */
+    uint64_t rtc[MC__N];
+    unsigned have = 0;
     for (int j = 0; j < n; j++) {
         hreq *r = &h->pool[cq[j]];
         int need = need_of(ch, r);
@@ -789,7 +795,8 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
             for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
             if (dep) continue;
         }
-        uint64_t rt = ready_at(h, ch, need, r->pc, r->bg, r->bank);
+        if (!(have & (1u << need))) { rtc[need] = ready_at(h, ch, need, r->pc, r->bg, r->bank); have |= 1u << need; }
+        uint64_t rt = rtc[need];
         if (rt <= t) { *pos = j; *cmd = need; return 1; }
         if (rt < lb) lb = rt;
     }
@@ -832,6 +839,7 @@ static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     if (mem_cmd_is_col(cmd)) {
         q_remove(cq, &ch->ncq[b], pos);
         ch->ncq_total--;
+        ch->move_stuck = 0;
         finish(h, ch, ri, t);
     }
 }
@@ -871,10 +879,11 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int drain = ch->drain_left > 0;
     int32_t *q = drain ? ch->wq : ch->rq;
     int *nq = drain ? &ch->nwq : &ch->nrq;
-    for (int i = 0; i < *nq; i++) {
+    if (drain != ch->move_stuck_drain) ch->move_stuck = 0;
+    for (int i = 0; i < *nq && !ch->move_stuck; i++) {
         hreq *r = &h->pool[q[i]];
         if (r->arrive > t) { if (r->arrive < wake) wake = r->arrive; break; }
-        if (ch->ncq[r->bank] >= k->cmd_queue) continue;
+        if (ch->ncq[r->bank] >= k->cmd_queue) { if (i == *nq - 1) { ch->move_stuck = 1; ch->move_stuck_drain = drain; } continue; }
         if (drain) {
             /* a read to this address still waits: stop the drain (R->W order) */
             int dep = 0;
@@ -975,6 +984,7 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     r->is_write = (uint8_t)(is_write != 0);
     r->epoch = UINT32_MAX;
     q[(*n)++] = ri;
+    ch->move_stuck = 0;
     if (t < ch->wake) ch->wake = t;
     return NPU_OK;
 }
