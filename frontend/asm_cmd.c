@@ -209,11 +209,28 @@ int asm_cmd_dis(int argc, char **argv)
         const elf_seg *g = &img.segs[s];
         printf("\n%s: 0x%llx, %llu bytes\n", secname[g->kind], (unsigned long long)g->addr,
                (unsigned long long)g->size);
-        for (size_t k = 0; k < img.nsyms; k++) {
-            const elf_sym *y = &img.syms[k];
-            if (y->section == g->kind)
-                printf("  # %s = 0x%llx (%llu bytes)\n", y->name, (unsigned long long)y->addr,
-                       (unsigned long long)y->size);
+        /* symbols of the section by address (the file lists locals first) */
+        uint64_t last = 0;
+        int have_last = 0;
+        for (;;) {
+            const elf_sym *next = NULL;
+            for (size_t k = 0; k < img.nsyms; k++) {
+                const elf_sym *y = &img.syms[k];
+                if (y->section != g->kind || (have_last && y->addr <= last))
+                    continue;
+                if (!next || y->addr < next->addr)
+                    next = y;
+            }
+            if (!next)
+                break;
+            for (size_t k = 0; k < img.nsyms; k++) {
+                const elf_sym *y = &img.syms[k];
+                if (y->section == g->kind && y->addr == next->addr)
+                    printf("  # %s = 0x%llx (%llu bytes)\n", y->name, (unsigned long long)y->addr,
+                           (unsigned long long)y->size);
+            }
+            last = next->addr;
+            have_last = 1;
         }
         if (!g->filesz)
             continue;
