@@ -486,6 +486,51 @@ START_TEST(includes)
 }
 END_TEST
 
+/* The value a li / li+lih sequence at word *i leaves in its register. */
+static uint64_t loaded(const asm_output *o, size_t *i)
+{
+    isa_insn li = word(o, (*i)++);
+    ck_assert_int_eq(li.op, ISA_OP_LI);
+    uint64_t v = (uint64_t)li.imm;
+    if (*i < o->ntext) {
+        isa_insn h = word(o, *i);
+        if (h.op == ISA_OP_LIH && h.rd == li.rd) {
+            v = (v & 0x0000ffffffffffffull) | ((uint64_t)h.imm << 48);
+            (*i)++;
+        }
+    }
+    return v;
+}
+
+/* kernels/include/npu.inc builds the same words as the ISA_* macros. */
+START_TEST(npu_inc_macros)
+{
+    const char *incs[] = {"kernels/include"};
+    asm_opts opts = {incs, 1, NULL, 0, 0};
+    asm_output o;
+    const char *src = ".include \"npu.inc\"\n.include \"npu.inc\"\n"  /* include guard */
+                      "dmacfg a0, 17, 4096\n"
+                      "dmacfg a0, 65535, 0xffffffff\n"
+                      "dmastride a1, 512, 96\n"
+                      "mmcfg a2, 16, 256, 48\n"
+                      "mmcfg a2, 16, 256, 48, init=0\n"
+                      "vcfg a3, 255, 1, 2, 3, 8, 9, 10\n"
+                      "vcfg a3, 4\n";
+    npu_diag d = {0};
+    ck_assert_msg(asm_assemble_mem(src, strlen(src), "inc.s", &opts, &o, &d) == NPU_OK, "%s", d.msg);
+    size_t i = 0;
+    ck_assert_uint_eq(loaded(&o, &i), ISA_DMA_CFG(17, 4096));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_DMA_CFG(65535, 0xffffffffu));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_DMA_STRIDES(512, 96));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_MM_CFG(16, 256, 48, 1));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_MM_CFG(16, 256, 48, 0));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_VCFG(255, 1, 2, 3, 8, 9, 10));
+    ck_assert_uint_eq(loaded(&o, &i), ISA_VCFG(4, 1, 1, 1, 8, 8, 8));
+    ck_assert_uint_eq(i, o.ntext);
+    asm_output_free(&o);
+}
+END_TEST
+
 /* ---- errors --------------------------------------------------------------- */
 
 START_TEST(error_classes)
@@ -665,6 +710,7 @@ Suite *asm_suite(void)
     tcase_add_test(t, comments_and_statements);
     tcase_add_test(t, defines_and_parametric);
     tcase_add_test(t, includes);
+    tcase_add_test(t, npu_inc_macros);
     tcase_add_test(t, error_classes);
     tcase_add_test(t, error_in_macro);
     tcase_add_test(t, all_errors_reported);
