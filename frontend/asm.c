@@ -12,6 +12,7 @@
  * formats.def; suffixes by the format's suffix letters and the row's
  * modifier class. There is no per-instruction code here. */
 #include "frontend/asm_int.h"
+#include "isa/isa_fp.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1341,50 +1342,17 @@ static void int_range_msg(asm_ctx *c, const asm_loc *l, int64_t v, int size, int
         size > 1 ? "s" : "", lo, hi);
 }
 
-/* Round a double to a binary float format (ebits, mbits), ties to even.
- * fn: E4M3-style (no infinities, the all-ones pattern is NaN, max 448).
- * Returns -1 when a finite value overflows the format. (A local fallback:
- * isa/isa_fp.h's isa_fp_store does the same for the simulator.) */
-static int fp_round(double v, int ebits, int mbits, int fn, uint32_t *out)
+/* Round a literal into a float dtype, ties to even (isa_fp_store, the
+ * same conversion the simulator uses). Returns -1 when a finite value
+ * overflows the format (it would become inf, or NaN for e4m3). */
+static int fp_literal(int dt, double v, uint8_t *bytes)
 {
-    uint32_t sign = signbit(v) ? 1u << (ebits + mbits) : 0;
-    uint32_t expall = (1u << ebits) - 1;
-    if (isnan(v)) {
-        *out = sign | expall << mbits | (fn ? (1u << mbits) - 1 : 1u << (mbits - 1));
-        return 0;
-    }
-    if (isinf(v)) {
-        if (fn)
-            return -1;
-        *out = sign | expall << mbits;
-        return 0;
-    }
-    double a = fabs(v);
-    if (a == 0) {
-        *out = sign;
-        return 0;
-    }
-    int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias;
-    int maxexp = fn ? (int)expall - bias : (int)expall - 1 - bias;
-    uint32_t maxmant = fn ? (1u << mbits) - 2 : (1u << mbits) - 1;
-    int e;
-    frexp(a, &e);
-    int E = e - 1;
-    if (E < emin)
-        E = emin;
-    double r = rint(ldexp(a, mbits - E));
-    if (r >= ldexp(1.0, mbits + 1)) {
-        r /= 2;
-        E++;
-    }
-    if (r < ldexp(1.0, mbits)) {
-        *out = sign | (uint32_t)r;
-        return 0;
-    }
-    uint32_t mant = (uint32_t)(r - ldexp(1.0, mbits));
-    if (E > maxexp || (E == maxexp && mant > maxmant))
+    isa_fp_store((isa_dtype)dt, bytes, v, ISA_RM_RNE, 0);
+    double back = isa_fp_load((isa_dtype)dt, bytes);
+    if (isfinite(v) && !isfinite(back))
         return -1;
-    *out = sign | (uint32_t)(E + bias) << mbits | mant;
+    if (isinf(v) && !isinf(back))
+        return -1;  /* e4m3 has no infinity */
     return 0;
 }
 
@@ -1466,21 +1434,11 @@ static void do_data(asm_ctx *c, const datadir *dd, const char *stmt, int col0, c
                 dv = (double)iv;
                 end = (char *)q;
             }
-            uint32_t bits = 0;
-            int r;
-            switch (dd->dt) {
-            case ISA_DT_F32: r = fp_round(dv, 8, 23, 0, &bits); break;
-            case ISA_DT_F16: r = fp_round(dv, 5, 10, 0, &bits); break;
-            case ISA_DT_BF16: r = fp_round(dv, 8, 7, 0, &bits); break;
-            case ISA_DT_E4M3: r = fp_round(dv, 4, 3, 1, &bits); break;
-            default: r = fp_round(dv, 5, 2, 0, &bits); break;
-            }
-            if (r) {
+            if (fp_literal(dd->dt, dv, bytes)) {
                 ERR(&l, "value %g overflows %s (write inf explicitly where the format has one)", dv,
                     dd->name + 1);
-                bits = 0;
+                memset(bytes, 0, sizeof bytes);
             }
-            put_le(bytes, bits, dd->size);
             data_bytes(c, bytes, (size_t)dd->size);
             p = end;
         } else {
