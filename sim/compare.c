@@ -76,8 +76,8 @@ npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *wa
 void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n)
 {
     if (r->pass) {
-        snprintf(buf, n, "pass: %" PRIu64 " elements, max abs err %.3g, max rel err %.3g", r->numel,
-                 r->max_abs, r->max_rel);
+        snprintf(buf, n, "pass: 0 of %" PRIu64 " elements mismatch, max abs err %.3g, max rel err %.3g",
+                 r->numel, r->max_abs, r->max_rel);
         return;
     }
     char idx[200];

@@ -121,8 +121,12 @@ typedef struct npu_cmp_result {
 
 npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *want, double rtol,
                        double atol, npu_cmp_result *r, npu_diag *d);
-/* One line: "pass: 1048576 elements, max abs 1.2e-07, max rel 3.4e-06" or
+/* One line: "pass: 0 of 1048576 elements mismatch, max abs err 1.2e-07, max rel err 3.4e-06" or
  * "FAIL: 17 of 1048576 mismatch (...), first at [3, 14]: got 1.5, want 1.25". */
 void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
+
+/* `npusim run` (sim/cmd_run.c): argv[0] is "run". Prints; returns the exit
+ * status (0 pass, 1 mismatch, 2 bad input or fault). */
+int sim_cmd_run(int argc, char **argv);
 
 #endif

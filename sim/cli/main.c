@@ -5,6 +5,7 @@
 
 #include "frontend/asm.h"
 #include "frontend/config.h"
+#include "sim/npusim.h"
 
 #ifndef NPUSIM_VERSION
 #define NPUSIM_VERSION "0.1.0"
