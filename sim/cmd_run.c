@@ -11,6 +11,7 @@
 
 #include "frontend/launch.h"
 #include "frontend/npy.h"
+#include "isa/isa_fp.h"
 #include "sim/timing.h"
 
 static void usage(FILE *f)
@@ -95,8 +96,16 @@ static npu_status bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
             break;
         }
         case LAUNCH_ARG_SCALAR:
-            st = a->is_float ? npu_sim_bind_float(s, a->name, a->fval, d)
-                             : npu_sim_bind_int(s, a->name, a->ival, d);
+            if (a->is_float && a->dtype >= 0 && a->dtype != ISA_DT_F32 &&
+                isa_dtype_kind((isa_dtype)a->dtype) == 'f') {
+                /* a float scalar of another float dtype: its bits in that
+                 * dtype, zero-extended (what vadds.f16 etc. expect in rs2) */
+                uint32_t bits = isa_fp_from_double((isa_dtype)a->dtype, a->fval, ISA_RM_RNE, 0);
+                st = npu_sim_bind_int(s, a->name, (int64_t)bits, d);
+            } else {
+                st = a->is_float ? npu_sim_bind_float(s, a->name, a->fval, d)
+                                 : npu_sim_bind_int(s, a->name, a->ival, d);
+            }
             break;
         }
         if (st)
