@@ -73,11 +73,13 @@ typedef struct hchan {
     tnode *bg;
     hpc *pc;
     int32_t *rq, *wq, *aq;  /* request indices, arrival order */
+    uint16_t *rqb, *wqb;    /* bank of each rq / wq entry (a compact copy for scans) */
     int nrq, nwq, naq;
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
     int *ncq;
     uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
     uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
+    uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
     int move_stuck;         /* no queued transaction can move until a bank queue frees */
     int move_stuck_drain;   /* ... in this mode (reads or write drain) */
     int ncq_total;
@@ -117,6 +119,9 @@ struct mem_hbm {
      * contributes (k h p s g b: 6 bits each from bit 0; c: 12 bits from 36;
      * r: 16 bits from 48 and the rest kept apart) */
     uint64_t dtab[8][256];
+    uint64_t dc_addr;                        /* one-entry decode cache (can_accept, then submit) */
+    mem_addr dc;
+    int dc_valid;
     uint32_t drow_hi[8][256];
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
@@ -263,6 +268,18 @@ static void q_remove(int32_t *q, int *n, int pos)
     (*n)--;
 }
 
+/* Remove entry pos of the read (w = 0) or write queue, with its bank copy. */
+static void rw_remove(struct hchan *ch, int w, int pos);
+
+static void rw_remove(hchan *ch, int w, int pos)
+{
+    int32_t *q = w ? ch->wq : ch->rq;
+    uint16_t *b = w ? ch->wqb : ch->rqb;
+    int *n = w ? &ch->nwq : &ch->nrq;
+    memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
+    q_remove(q, n, pos);
+}
+
 /* ---- decode ------------------------------------------------------------------ */
 static const int dshift[MF__N] = { 0, 6, 12, 18, 24, 30, 36, 48 };
 
@@ -348,6 +365,9 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->wq = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wq);
         ch->aq = npu_calloc((size_t)NPU_MAX(1, c->ctrl.active_buffer), sizeof *ch->aq);
         ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
+        ch->rqb = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqb);
+        ch->wqb = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqb);
+        if (!ch->rqb || !ch->wqb) goto oom;
         if (!ch->bk || !ch->bg || !ch->pc || !ch->rq || !ch->wq || !ch->aq || !ch->refb) goto oom;
         if (cqd) {
             ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
@@ -385,7 +405,7 @@ void mem_hbm_free(mem_hbm *h)
         for (int i = 0; i < h->nch; i++) {
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
-            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->aq); npu_free(ch->refb);
+            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb);
         }
     npu_free(h->ch);
@@ -708,7 +728,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         classify(r, c, &ch->st);
         issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
         if (caq) q_remove(ch->aq, &ch->naq, cpos);
-        else q_remove(q, nq, cpos);
+        else rw_remove(ch, ch->wmode, cpos);
         if (rpick >= 0 && raq == caq && cpos < rpos) rpos--;
         finish(h, ch, cpick, t);
         issued = col_issued = 1;
@@ -745,7 +765,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
                 issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
                 if (c == MC_ACT && !raq && ch->naq < h->cfg.ctrl.active_buffer) {
                     ch->aq[ch->naq++] = rpick;
-                    q_remove(q, nq, rpos);
+                    rw_remove(ch, ch->wmode, rpos);
                 }
                 row_issued = 1;
             }
@@ -779,6 +799,10 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
     uint64_t rtc[MC__N];
     unsigned have = 0;
     for (int j = 0; j < n; j++) {
+        /* past the head only the row's hits (RD/WR) or, for a closed bank,
+         * ACTs can issue, all with the ready cycle already known */
+        if (j && (bk->open_row < 0 ? (have & (1u << MC_ACT)) != 0
+                                   : (have & (1u << MC_RD)) && (have & (1u << MC_WR)))) break;
         hreq *r = &h->pool[cq[j]];
         int need = need_of(ch, r);
         if (need == MC_PRE) {
@@ -799,6 +823,15 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
         uint64_t rt = rtc[need];
         if (rt <= t) { *pos = j; *cmd = need; return 1; }
         if (rt < lb) lb = rt;
+        if (mem_cmd_is_col(need)) {
+            /* the other direction's hits: a lower bound for the early exit */
+            int o = need == MC_RD ? MC_WR : MC_RD;
+            if (!(have & (1u << o))) {
+                rtc[o] = ready_at(h, ch, o, r->pc, r->bg, r->bank);
+                have |= 1u << o;
+                if (rtc[o] < lb) lb = rtc[o];
+            }
+        }
     }
     ch->cq_lb[b] = lb;
     return 0;
@@ -812,14 +845,33 @@ static int dq_blocked(const mem_hbm *h, const hchan *ch, int b)
 
 /* Round-robin search over bank queues from rr+1; the pointer moves with
  * the search as DRAMSim3's does. */
+static int dq_try_bank(mem_hbm *h, hchan *ch, uint64_t t, int b, int *bank, int *pos, int *cmd)
+{
+    if (ch->cq_lb[b] > t || dq_blocked(h, ch, b)) return 0;
+    if (!dq_first_ready(h, ch, b, t, pos, cmd)) return 0;
+    ch->rr = b;
+    *bank = b;
+    return 1;
+}
+
 static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
     int nq = h->nbank, start = ch->rr;
     if (ch->cq_min > t) return 0;        /* no bank queue can have a ready command */
+    if (nq <= 64) {
+        /* visit the non-empty queues in round-robin order from rr + 1 */
+        uint64_t m = ch->cq_nonempty;
+        int s0 = start + 1 < nq ? start + 1 : 0;
+        uint64_t hi = s0 ? m >> s0 << s0 : m, lo = s0 ? m & (((uint64_t)1 << s0) - 1) : 0;
+        for (uint64_t x = hi; x; x &= x - 1)
+            if (dq_try_bank(h, ch, t, __builtin_ctzll(x), bank, pos, cmd)) return 1;
+        for (uint64_t x = lo; x; x &= x - 1)
+            if (dq_try_bank(h, ch, t, __builtin_ctzll(x), bank, pos, cmd)) return 1;
+        return 0;
+    }
     for (int i = 1; i <= nq; i++) {
         int b = start + i < nq ? start + i : start + i - nq;
-        if (!ch->ncq[b] || ch->cq_lb[b] > t || dq_blocked(h, ch, b)) continue;
-        if (dq_first_ready(h, ch, b, t, pos, cmd)) { ch->rr = b; *bank = b; return 1; }
+        if (ch->ncq[b] && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
     }
     return 0;                             /* a full turn leaves the pointer where it was */
 }
@@ -838,6 +890,7 @@ static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     issue(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
     if (mem_cmd_is_col(cmd)) {
         q_remove(cq, &ch->ncq[b], pos);
+        if (!ch->ncq[b] && b < 64) ch->cq_nonempty &= ~((uint64_t)1 << b);
         ch->ncq_total--;
         ch->move_stuck = 0;
         finish(h, ch, ri, t);
@@ -880,10 +933,12 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int32_t *q = drain ? ch->wq : ch->rq;
     int *nq = drain ? &ch->nwq : &ch->nrq;
     if (drain != ch->move_stuck_drain) ch->move_stuck = 0;
+    const uint16_t *qb = drain ? ch->wqb : ch->rqb;
     for (int i = 0; i < *nq && !ch->move_stuck; i++) {
+        if (ch->ncq[qb[i]] >= k->cmd_queue) { if (i == *nq - 1) { ch->move_stuck = 1; ch->move_stuck_drain = drain; } continue; }
         hreq *r = &h->pool[q[i]];
+        /* later entries arrived no earlier: nothing behind this one can move */
         if (r->arrive > t) { if (r->arrive < wake) wake = r->arrive; break; }
-        if (ch->ncq[r->bank] >= k->cmd_queue) { if (i == *nq - 1) { ch->move_stuck = 1; ch->move_stuck_drain = drain; } continue; }
         if (drain) {
             /* a read to this address still waits: stop the drain (R->W order) */
             int dep = 0;
@@ -897,10 +952,11 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
             ch->drain_left--;
         }
         ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
+        if (r->bank < 64) ch->cq_nonempty |= (uint64_t)1 << r->bank;
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
         ch->cq_min = 0;
-        q_remove(q, nq, i);
+        rw_remove(ch, drain, i);
         moved = 1;
         break;
     }
@@ -937,10 +993,20 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
 }
 
 /* ---- public run interface ----------------------------------------------------------------- */
+static void decode_cached(mem_hbm *h, uint64_t addr, mem_addr *a)
+{
+    if (!h->dc_valid || h->dc_addr != addr) {
+        mem_hbm_decode(h, addr, &h->dc);
+        h->dc_addr = addr;
+        h->dc_valid = 1;
+    }
+    *a = h->dc;
+}
+
 int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 {
     mem_addr a;
-    mem_hbm_decode(h, addr, &a);
+    decode_cached((mem_hbm *)h, addr, &a);
     const hchan *ch = &h->ch[a.chan];
     return is_write ? ch->nwq < h->cfg.ctrl.write_queue : ch->nrq < h->cfg.ctrl.read_queue;
 }
@@ -948,7 +1014,7 @@ int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
     mem_addr a;
-    mem_hbm_decode(h, addr, &a);
+    decode_cached(h, addr, &a);
     hchan *ch = &h->ch[a.chan];
     uint64_t t = cycle > h->next_t ? cycle : h->next_t;
     account_occ(ch, t);
@@ -983,6 +1049,7 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     r->bank = (uint16_t)(a.pc * h->nbpc + g * h->cfg.hbm.banks + a.bank);
     r->is_write = (uint8_t)(is_write != 0);
     r->epoch = UINT32_MAX;
+    (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
     q[(*n)++] = ri;
     ch->move_stuck = 0;
     if (t < ch->wake) ch->wake = t;
