@@ -543,19 +543,17 @@ static int cmp_pair(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Sort pcs (with texts) keeping the first registration of a repeated pc. */
-static void sort_disasm(trc_reader *r)
+/* Sort pcs (with texts) keeping the first registration of a repeated pc.
+ * -1 on OOM. */
+static int sort_disasm(trc_reader *r)
 {
     if (r->n_dis < 2)
-        return;
+        return 0;
     pair *pr = npu_malloc(r->n_dis * sizeof *pr);
     char **nt = npu_malloc(r->n_dis * sizeof *nt);
     if (!pr || !nt) {
         npu_free(pr); npu_free(nt);
-        for (size_t i = 0; i < r->n_dis; i++)   /* out of memory: drop it rather than mis-search */
-            npu_free(r->dis_text[i]);
-        r->n_dis = 0;
-        return;
+        return -1;
     }
     for (size_t i = 0; i < r->n_dis; i++)
         pr[i] = (pair){ r->dis_pc[i], i };
@@ -573,6 +571,7 @@ static void sort_disasm(trc_reader *r)
     r->dis_text = nt;
     r->n_dis = k;
     npu_free(pr);
+    return 0;
 }
 const char *trc_reader_disasm(const trc_reader *r, uint64_t pc)
 {
@@ -719,7 +718,8 @@ static trc_reader *open_common(trc_reader *r, const char *name, npu_diag *d)
         if (parse_meta(r, NULL, 0, 0) != 0)
             goto oom;
     }
-    sort_disasm(r);
+    if (sort_disasm(r) != 0)
+        goto oom;
     size_t ne = 0;
     for (size_t i = 0; i < r->n_ch; i++)
         ne += r->ch[i].h.type == TRC_CH_EVENTS;

@@ -799,6 +799,86 @@ START_TEST(csv_export_and_command)
 }
 END_TEST
 
+/* Every allocation of writer, reader and exporters failing in turn: each
+ * run either succeeds or returns an error; never a crash or (under ASan) a
+ * leak, and no output file is left by a failed run. */
+static npu_status alloc_run(const char *path, const evbuf *in)
+{
+    npu_diag d = { 0 };
+    trc_meta m = test_meta();
+    trc_writer *w = trc_writer_open(path, &m, &d);
+    if (!w)
+        return d.status;
+    npu_status st = trc_writer_set_chunk_events(w, 400);
+    for (size_t i = 0; i < in->n && st == NPU_OK; i++)
+        st = trc_write(w, &in->e[i]);
+    for (uint64_t pc = 0x1000; pc < 0x1100 && st == NPU_OK; pc += 8)
+        st = trc_writer_add_disasm(w, pc, "x");
+    if (st != NPU_OK) {
+        trc_writer_discard(w);
+        REQUIRE(access(path, F_OK) != 0, "a failed write left the file");
+        return st;
+    }
+    st = trc_writer_close(w, &d);
+    if (st != NPU_OK) {
+        REQUIRE(access(path, F_OK) != 0, "a failed close left the file");
+        return st;
+    }
+    trc_reader *r = trc_open(path, &d);
+    remove(path);
+    if (!r)
+        return d.status;
+    trc_iter *it = trc_iter_new(r, NULL, &d);
+    if (!it) {
+        trc_close(r);
+        return d.status;
+    }
+    trc_event e;
+    size_t n = 0;
+    while (trc_iter_next(it, &e))
+        n++;
+    st = trc_iter_error(it, &d);
+    trc_iter_free(it);
+    if (st == NPU_OK)
+        st = trc_reader_verify(r, &d);
+    FILE *devnull = fopen("/dev/null", "w");
+    trc_export_opts eo = { .filter = TRC_FILTER_ALL };
+    if (st == NPU_OK)
+        st = trc_export_chrome(r, devnull, &eo, &d);
+    if (st == NPU_OK)
+        st = trc_export_folded(r, devnull, 0, &d);
+    if (st == NPU_OK)
+        st = trc_export_csv(r, devnull, &eo, &d);
+    fclose(devnull);
+    if (st == NPU_OK)
+        REQUIRE(n == in->n, "lost events without an error");
+    trc_close(r);
+    return st;
+}
+
+START_TEST(allocation_failures)
+{
+    make_tmpdir();
+    evbuf in = gen_events(1500, 21);
+    const char *p = tpath("alloc.npt");
+    long n;
+    for (n = 1; n < 5000; n++) {
+        npu_alloc_fail_after(n);
+        npu_status st = alloc_run(p, &in);
+        int failed = npu_alloc_failed();
+        npu_alloc_fail_after(0);
+        if (!failed) {
+            ck_assert_int_eq(st, NPU_OK);
+            break;
+        }
+        REQUIRE(st != NPU_OK, "allocation %ld failed but the run reported success", n);
+    }
+    ck_assert_int_lt(n, 5000);
+    ck_assert_int_gt(n, 20);
+    free(in.e);
+}
+END_TEST
+
 static Suite *traces_suite(void)
 {
     Suite *s = suite_create("traces");
@@ -815,6 +895,7 @@ static Suite *traces_suite(void)
     tcase_add_test(tc, chrome_export);
     tcase_add_test(tc, folded_export);
     tcase_add_test(tc, csv_export_and_command);
+    tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
     return s;
 }
