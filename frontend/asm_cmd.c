@@ -113,20 +113,17 @@ int asm_cmd_asm(int argc, char **argv)
     if (b.len)
         fwrite(b.data, 1, b.len, stderr);
     npu_buf_free(&b);
-    if (s == NPU_OK)
+    if (s == NPU_OK) {
         s = elf_write(outp, &o, &d);
-    else if (!o.nmsgs)
-        fprintf(stderr, "npusim asm: %s\n", d.msg);
-    else
+        if (s)
+            fprintf(stderr, "npusim asm: %s\n", d.msg);
+    } else if (o.nerrors) {
         fprintf(stderr, "npusim asm: %zu error%s; %s not written\n", o.nerrors, o.nerrors == 1 ? "" : "s",
                 outp);
-    if (s == NPU_OK) {
-        rc = 0;
     } else {
-        if (o.nmsgs == 0 || o.nerrors == 0)
-            fprintf(stderr, "npusim asm: %s\n", d.msg);
-        rc = 1;
+        fprintf(stderr, "npusim asm: %s\n", d.msg);
     }
+    rc = s == NPU_OK ? 0 : 1;
     asm_output_free(&o);
 out:
     npu_free(inc);
