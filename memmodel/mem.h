@@ -91,11 +91,19 @@ typedef struct mem_memsim_cfg {
     int inject_per_cycle;  /* HBM-atom requests the trace frontend injects per tCK */
 } mem_memsim_cfg;
 
+typedef struct mem_ub_cfg {
+    int size_bytes;        /* unified buffer capacity */
+    int banks;             /* banks, interleaved every block_bytes */
+    int bank_groups;       /* banks / bank_groups consecutive banks form a group */
+    int block_bytes;       /* interleave unit (one vector block) */
+} mem_ub_cfg;
+
 typedef struct mem_config {
     mem_hbm_cfg hbm;
     mem_ctrl_cfg ctrl;
     mem_l2_cfg l2;
     mem_memsim_cfg memsim;
+    mem_ub_cfg ub;
 } mem_config;
 
 /* The default machine: HBM2E 3.2 Gb/s, 4 stacks x 8 channels x 2
@@ -239,6 +247,18 @@ mem_hbm *mem_sys_hbm(mem_sys *s);
 /* Core <-> DRAM cycle conversion (exact, rounding up). */
 uint64_t mem_sys_core_to_dram(const mem_sys *s, uint64_t core_cycle);
 uint64_t mem_sys_dram_to_core(const mem_sys *s, uint64_t dram_cycle);
+
+/* ---- on-chip buffer banks (UB) ------------------------------------------
+ * A vector repeat touches blocks of block_bytes; block b lives in bank
+ * b % banks, bank k in group k / (banks / bank_groups). One repeat takes
+ * one cycle if conflict-free. Each bank serves one block a cycle, so k
+ * accesses to one bank cost k - 1 extra cycles; and a bank group cannot
+ * read and write in the same cycle, so a group that is both read and
+ * written costs one more (once per repeat). Returns the extra cycles. */
+int mem_ub_conflict_cycles(const mem_config *c, const uint64_t *reads, int nreads,
+                           const uint64_t *writes, int nwrites);
+/* Bank and group of a UB byte address. */
+void mem_ub_bank(const mem_config *c, uint64_t addr, int *bank, int *group);
 
 /* ---- the stand-alone driver ---------------------------------------------
  * npusim memsim --config FILE [--json] [--check] TRACE

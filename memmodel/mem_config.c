@@ -160,6 +160,10 @@ void mem_config_default(mem_config *c)
     c->l2.write_back = 1;
     c->l2.write_allocate = 1;
     c->l2.queue = 64;
+    c->ub.size_bytes = 192 * 1024;    /* DESIGN.md: 48 banks x 4 KB in 16 bank groups */
+    c->ub.banks = 48;
+    c->ub.bank_groups = 16;
+    c->ub.block_bytes = 32;
     c->memsim.line_bytes = 64;
     c->memsim.inject_per_cycle = 16;
 }
@@ -291,6 +295,8 @@ npu_status mem_config_validate(const mem_config *c, const char *where, npu_diag 
     if (l->size_bytes % per)
         return npu_errf(d, NPU_EINVAL, "%s.l2.size_bytes: %lld is not a multiple of ways x line_bytes x slices (%lld)",
                         where, (long long)l->size_bytes, (long long)per);
+    if (c->ub.banks % c->ub.bank_groups)
+        return npu_errf(d, NPU_EINVAL, "%s.ub.bank_groups: %d does not divide banks (%d)", where, c->ub.bank_groups, c->ub.banks);
     if (c->ctrl.wr_low_pct > c->ctrl.wr_high_pct)
         return npu_errf(d, NPU_EINVAL, "%s.controller.wr_low_pct: %d is above wr_high_pct %d",
                         where, c->ctrl.wr_low_pct, c->ctrl.wr_high_pct);
@@ -370,7 +376,8 @@ static npu_status parse_value(mem_config *c, const mem_key *k, const cJSON *v, c
 
 static int is_group(const char *g)
 {
-    return !strcmp(g, "hbm") || !strcmp(g, "controller") || !strcmp(g, "l2") || !strcmp(g, "memsim");
+    return !strcmp(g, "hbm") || !strcmp(g, "controller") || !strcmp(g, "l2") || !strcmp(g, "memsim") ||
+           !strcmp(g, "ub");
 }
 
 npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, npu_diag *d)
@@ -395,7 +402,7 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
     for (const cJSON *g = obj->child; g; g = g->next) {
         if (!strcmp(g->string, "preset") || !strcmp(g->string, "comment") || g->string[0] == '_') continue;
         if (!is_group(g->string))
-            return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (hbm, controller, l2, memsim, preset)",
+            return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (hbm, controller, l2, memsim, ub, preset)",
                             where, g->string);
         if (!cJSON_IsObject(g)) return npu_errf(d, NPU_EINVAL, "%s.%s: expected an object", where, g->string);
         for (const cJSON *v = g->child; v; v = v->next) {

@@ -225,3 +225,41 @@ Suite *tmem_sys_suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
+
+/* UB bank conflicts: the DESIGN.md default, 48 banks x 32 B blocks in 16 groups of 3 */
+START_TEST(t_ub_banks)
+{
+    mem_config c;
+    mem_config_default(&c);
+    int b, g;
+    mem_ub_bank(&c, 0, &b, &g);           ck_assert_int_eq(b, 0);  ck_assert_int_eq(g, 0);
+    mem_ub_bank(&c, 32 * 47, &b, &g);     ck_assert_int_eq(b, 47); ck_assert_int_eq(g, 15);
+    mem_ub_bank(&c, 32 * 48, &b, &g);     ck_assert_int_eq(b, 0);
+    mem_ub_bank(&c, 32 * 5, &b, &g);      ck_assert_int_eq(g, 1);
+    uint64_t rd[16], wr[8];
+    /* one 256 B repeat, contiguous: 8 banks, no conflict */
+    for (int i = 0; i < 8; i++) rd[i] = (uint64_t)i * 32;
+    ck_assert_int_eq(mem_ub_conflict_cycles(&c, rd, 8, NULL, 0), 0);
+    /* block stride 48: all 8 blocks in bank 0 -> 7 extra cycles */
+    for (int i = 0; i < 8; i++) rd[i] = (uint64_t)i * 48 * 32;
+    ck_assert_int_eq(mem_ub_conflict_cycles(&c, rd, 8, NULL, 0), 7);
+    /* two sources that collide block for block: 1 extra */
+    for (int i = 0; i < 8; i++) { rd[i] = (uint64_t)i * 32; rd[8 + i] = 48 * 32 + (uint64_t)i * 32; }
+    ck_assert_int_eq(mem_ub_conflict_cycles(&c, rd, 16, NULL, 0), 1);
+    /* sources in banks 0..7, destination in banks 24..31: no shared group */
+    for (int i = 0; i < 8; i++) { rd[i] = (uint64_t)i * 32; wr[i] = (uint64_t)(24 + i) * 32; }
+    ck_assert_int_eq(mem_ub_conflict_cycles(&c, rd, 8, wr, 8), 0);
+    /* destination in banks 8..15: bank 8 shares group 2 with bank 7 (read) */
+    for (int i = 0; i < 8; i++) wr[i] = (uint64_t)(8 + i) * 32;
+    ck_assert_int_eq(mem_ub_conflict_cycles(&c, rd, 8, wr, 8), 1);
+}
+END_TEST
+
+Suite *tmem_ub_suite(void)
+{
+    Suite *s = suite_create("memmodel-ub");
+    TCase *tc = tcase_create("ub");
+    tcase_add_test(tc, t_ub_banks);
+    suite_add_tcase(s, tc);
+    return s;
+}
