@@ -109,6 +109,22 @@ START_TEST(every_row_roundtrips)
 }
 END_TEST
 
+/* Pseudo-instruction names never shadow or collide with real mnemonics. */
+START_TEST(pseudo_names_unique)
+{
+    static const char *const names[] = {
+#define PSEUDO(name, ops, exp, doc) #name,
+#include "frontend/asm_pseudo.def"
+#undef PSEUDO
+    };
+    for (size_t i = 0; i < NPU_ARRAY_LEN(names); i++) {
+        ck_assert_msg(isa_op_from_mnemonic(names[i]) == ISA_OP_INVALID, "pseudo %s is an instruction", names[i]);
+        for (size_t j = i + 1; j < NPU_ARRAY_LEN(names); j++)
+            ck_assert_str_ne(names[i], names[j]);
+    }
+}
+END_TEST
+
 /* ---- features ---------------------------------------------------------- */
 
 START_TEST(expressions)
@@ -700,6 +716,7 @@ Suite *asm_suite(void)
     TCase *t = tcase_create("asm");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, every_row_roundtrips);
+    tcase_add_test(t, pseudo_names_unique);
     tcase_add_test(t, expressions);
     tcase_add_test(t, labels_and_branches);
     tcase_add_test(t, suffixes_and_operands);
