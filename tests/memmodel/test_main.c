@@ -25,6 +25,7 @@ int main(void)
     srunner_add_suite(sr, tmem_hbm_suite());
     srunner_add_suite(sr, tmem_sys_suite());
     srunner_add_suite(sr, tmem_ub_suite());
+    srunner_add_suite(sr, tmem_robust_suite());
     srunner_add_suite(sr, tmem_calib_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
