@@ -5,6 +5,7 @@
 
 #include "frontend/asm.h"
 #include "frontend/config.h"
+#include "kernels/ref/ref.h"
 #include "sim/npusim.h"
 
 #ifndef NPUSIM_VERSION

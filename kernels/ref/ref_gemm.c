@@ -1,0 +1,307 @@
+/* ref_gemm.c — golden data for the GEMM family: kernels/gemm.s (dense),
+ * kernels/gemm_fp8.s (e4m3 with per-128-block scales, DeepGEMM style) and
+ * kernels/gemm_sparse.s (2:4 structured-sparse B through mmad.sp).
+ *
+ * Every reference is a plain triple loop in double over the inputs exactly
+ * as stored (already rounded to their dtype), rounded once to the output
+ * dtype. The kernels accumulate in fp32 (int32 for s8), one rounding per
+ * multiply-add in increasing k (docs/cube.md), so the tolerances bound the
+ * fp32 accumulation error (docs/kernels.md has the reasoning). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/ref/ref.h"
+#include "sim/sparse.h"
+
+#define DTB(x) (1u << ISA_DT_##x)
+
+/* Common options: m, n, k with limits. */
+static npu_status get_mnk(ref_ctx *c, const char *who, int64_t *m, int64_t *n, int64_t *k, npu_diag *d)
+{
+    npu_status st;
+    if ((st = ref_opt_int(c, "m", 128, m, d)) || (st = ref_opt_int(c, "n", 128, n, d)) ||
+        (st = ref_opt_int(c, "k", 128, k, d)))
+        return st;
+    if (*m < 1 || *n < 1 || *k < 1 || *m > 65535 || *n > 65535 || *k > 65535)
+        return npu_errf(d, NPU_EINVAL, "ref %s: m, n, k must be in 1..65535 (m=%lld n=%lld k=%lld)", who,
+                        (long long)*m, (long long)*n, (long long)*k);
+    return NPU_OK;
+}
+
+/* The dtype an output of the cube's accumulator can be cast to by FIX. */
+static npu_status get_out(ref_ctx *c, const char *who, isa_dtype in, isa_dtype *out, npu_diag *d)
+{
+    if (in == ISA_DT_S8)
+        return ref_opt_dtype(c, "out", ISA_DT_S32, DTB(S32), out, d);
+    (void)who;
+    return ref_opt_dtype(c, "out", ISA_DT_F32, DTB(F32) | DTB(F16) | DTB(BF16), out, d);
+}
+
+/* Tolerance of an fp32-accumulated dot product of length k with |a|,|b| <=
+ * amax, bmax, rounded to out. Each of the k fp32 additions errs by at most
+ * 2^-24 of the running sum; with random signs the running sum stays near
+ * sqrt(k)/3 amax bmax, so 4 k 2^-24 amax bmax is a safe absolute bound
+ * (the worst case, k^2/2 2^-24, is never approached by random data). The
+ * output rounding is relative: half an ulp (f16 2^-11, bf16 2^-8), doubled
+ * for a flip of a near-halfway fp32 sum. */
+static void gemm_tol(isa_dtype out, int64_t k, double amax, double bmax, double *rtol, double *atol,
+                     char *why, size_t wn)
+{
+    double acc = 4.0 * (double)k * ldexp(1.0, -24) * amax * bmax;
+    switch (out) {
+    case ISA_DT_S32:
+        *rtol = 0;
+        *atol = 0;
+        snprintf(why, wn, "int32 accumulation is exact");
+        return;
+    case ISA_DT_F16:
+        *rtol = ldexp(1.0, -10);
+        *atol = acc + ldexp(1.0, -24);
+        break;
+    case ISA_DT_BF16:
+        *rtol = ldexp(1.0, -7);
+        *atol = acc + 1e-30;
+        break;
+    default:
+        *rtol = 1e-6;
+        *atol = acc;
+        break;
+    }
+    snprintf(why, wn, "fp32 accumulation over k=%lld: atol = 4 k 2^-24 max|a| max|b|; rtol: %s output rounding",
+             (long long)k, isa_dtype_name(out));
+}
+
+/* C = A x B in double, rounded to C's dtype. A m x k, B k x n row-major. */
+static void matmul(const npy_tensor *a, const npy_tensor *b, npy_tensor *c, int64_t m, int64_t n, int64_t k)
+{
+    double *row = npu_calloc((size_t)n, sizeof *row);
+    if (!row)
+        return;
+    for (int64_t i = 0; i < m; i++) {
+        memset(row, 0, (size_t)n * sizeof *row);
+        for (int64_t p = 0; p < k; p++) {
+            double av = ref_get(a, i * k + p);
+            if (av == 0)
+                continue;
+            for (int64_t j = 0; j < n; j++)
+                row[j] += av * ref_get(b, p * n + j);
+        }
+        for (int64_t j = 0; j < n; j++)
+            ref_put(c, i * n + j, row[j]);
+    }
+    npu_free(row);
+}
+
+static npu_status tile_defines(ref_ctx *c, int64_t bm, int64_t bn, int64_t bk, npu_diag *d)
+{
+    npu_status st;
+    if (bm > 0 && (st = ref_define(c, "BM", bm, d)))
+        return st;
+    if (bn > 0 && (st = ref_define(c, "BN", bn, d)))
+        return st;
+    if (bk > 0 && (st = ref_define(c, "BK", bk, d)))
+        return st;
+    return NPU_OK;
+}
+
+npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
+{
+    int64_t m, n, k, bm, bn, bk;
+    isa_dtype dt, out;
+    npu_status st;
+    if ((st = get_mnk(c, "gemm", &m, &n, &k, d)) ||
+        (st = ref_opt_dtype(c, "dtype", ISA_DT_F16, DTB(F16) | DTB(BF16) | DTB(S8), &dt, d)) ||
+        (st = get_out(c, "gemm", dt, &out, d)) || (st = ref_opt_int(c, "bm", 0, &bm, d)) ||
+        (st = ref_opt_int(c, "bn", 0, &bn, d)) || (st = ref_opt_int(c, "bk", 0, &bk, d)))
+        return st;
+    npu_rng *r = ref_rng(c);
+    double lim = dt == ISA_DT_S8 ? 127 : 1.0;
+    npy_tensor A, B, C;
+    memset(&B, 0, sizeof B);
+    memset(&C, 0, sizeof C);
+    int64_t cs[2] = {m, n};
+    if ((st = ref_rand(&A, dt, m, k, r, dt == ISA_DT_S8 ? -128 : -1.0, lim, d)) ||
+        (st = ref_rand(&B, dt, k, n, r, dt == ISA_DT_S8 ? -128 : -1.0, lim, d)) ||
+        (st = npy_alloc(&C, out, 2, cs, d)))
+        goto fail;
+    matmul(&A, &B, &C, m, n, k);
+    double rtol, atol;
+    char why[256];
+    gemm_tol(out, k, lim, lim, &rtol, &atol, why, sizeof why);
+    if ((st = ref_in(c, "A", &A, d)) || (st = ref_in(c, "B", &B, d)) ||
+        (st = ref_out(c, "C", &C, rtol, atol, why, d)) || (st = ref_scalar(c, "m", m, d)) ||
+        (st = ref_scalar(c, "n", n, d)) || (st = ref_scalar(c, "k", k, d)))
+        goto fail;
+    if ((st = ref_define(c, "DT", dt, d)) || (st = ref_define(c, "ODT", out, d)) ||
+        (st = tile_defines(c, bm, bn, bk, d)))
+        goto fail;
+    ref_kernel(c, "gemm.s");
+    ref_note(c, "gemm %s -> %s: C[%lld x %lld] = A[%lld x %lld] x B[%lld x %lld]", isa_dtype_name(dt),
+             isa_dtype_name(out), (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
+    return NPU_OK;
+fail:
+    npy_free(&A);
+    npy_free(&B);
+    npy_free(&C);
+    return st;
+}
+
+/* ---- fp8 with per-block scales ----------------------------------------------
+ * DeepGEMM's fine-grained scaling: A (m x k, e4m3) has one fp32 scale per
+ * row and 128-wide k block, B (k x n, e4m3) one per 128 x 128 block;
+ *   C[i][j] = sum_kb sa[kb][i] * sb[kb][j / 128] * sum_{p in kb} A[i][p] B[p][j]
+ * sa is stored k-block-major (KB x m, "MN-major" as DeepGEMM wants it), so
+ * the scales of a row tile are contiguous; sb is KB x NB row-major. The
+ * kernel computes each block's partial product on the cube (fp32), and the
+ * vector unit multiplies it by the scales and accumulates in fp32 in UB. */
+npu_status ref_gen_gemm_fp8(ref_ctx *c, npu_diag *d)
+{
+    int64_t m, n, k;
+    isa_dtype out;
+    npu_status st;
+    if ((st = get_mnk(c, "gemm_fp8", &m, &n, &k, d)) ||
+        (st = ref_opt_dtype(c, "out", ISA_DT_F32, DTB(F32) | DTB(BF16) | DTB(F16), &out, d)))
+        return st;
+    int64_t KB = (k + 127) / 128, NB = (n + 127) / 128;
+    npu_rng *r = ref_rng(c);
+    npy_tensor A, B, SA, SB, C;
+    memset(&B, 0, sizeof B);
+    memset(&SA, 0, sizeof SA);
+    memset(&SB, 0, sizeof SB);
+    memset(&C, 0, sizeof C);
+    int64_t cs[2] = {m, n};
+    /* Quantised data as DeepGEMM sees it: e4m3 values over their range,
+     * scales of the size that undoes a per-block amax normalisation. */
+    if ((st = ref_rand(&A, ISA_DT_E4M3, m, k, r, -448, 448, d)) ||
+        (st = ref_rand(&B, ISA_DT_E4M3, k, n, r, -448, 448, d)) ||
+        (st = ref_rand(&SA, ISA_DT_F32, KB, m, r, 0.5 / 448, 2.0 / 448, d)) ||
+        (st = ref_rand(&SB, ISA_DT_F32, KB, NB, r, 0.5 / 448, 2.0 / 448, d)) ||
+        (st = npy_alloc(&C, out, 2, cs, d)))
+        goto fail;
+    double *acc = npu_calloc((size_t)(m * n), sizeof *acc);
+    if (!acc) {
+        st = npu_errf(d, NPU_ENOMEM, "ref gemm_fp8: out of memory");
+        goto fail;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t kb = 0; kb < KB; kb++) {
+                double part = 0;
+                for (int64_t p = kb * 128; p < k && p < kb * 128 + 128; p++)
+                    part += ref_get(&A, i * k + p) * ref_get(&B, p * n + j);
+                s += part * ref_get(&SA, kb * m + i) * ref_get(&SB, kb * NB + j / 128);
+            }
+            acc[i * n + j] = s;
+        }
+    for (int64_t i = 0; i < m * n; i++)
+        ref_put(&C, i, acc[i]);
+    npu_free(acc);
+    /* Each block partial: 128 fp32 additions of products up to 448^2, the
+     * sum ~ sqrt(128) 448^2 / 3; scaled by ~1/448^2 it is O(1). Relative to
+     * a block's scaled magnitude the fp32 error is ~4*128*2^-24; then 2
+     * roundings per block in the vector unit (scale product, multiply-add)
+     * over KB blocks. atol: 4 * 128 * 2^-24 * 448^2 * max scale^2 per block. */
+    double smax = 2.0 / 448;
+    double blk = 4.0 * 128 * ldexp(1.0, -24) * 448.0 * 448.0 * smax * smax;
+    double rtol = out == ISA_DT_F32 ? 1e-5 : out == ISA_DT_BF16 ? ldexp(1.0, -7) : ldexp(1.0, -10);
+    double atol = (double)KB * blk * 2;
+    char why[256];
+    snprintf(why, sizeof why, "fp32 block partials (128 adds) and 2 fp32 roundings per block over %lld blocks; %s output",
+             (long long)KB, isa_dtype_name(out));
+    if ((st = ref_in(c, "A", &A, d)) || (st = ref_in(c, "B", &B, d)) || (st = ref_in(c, "SA", &SA, d)) ||
+        (st = ref_in(c, "SB", &SB, d)) || (st = ref_out(c, "C", &C, rtol, atol, why, d)) ||
+        (st = ref_scalar(c, "m", m, d)) || (st = ref_scalar(c, "n", n, d)) || (st = ref_scalar(c, "k", k, d)))
+        goto fail;
+    if ((st = ref_define(c, "ODT", out, d)))
+        goto fail;
+    ref_kernel(c, "gemm_fp8.s");
+    ref_note(c, "gemm_fp8 e4m3 -> %s: C[%lld x %lld], k=%lld in %lld blocks of 128; SA[%lld x %lld] (k-block major), SB[%lld x %lld]",
+             isa_dtype_name(out), (long long)m, (long long)n, (long long)k, (long long)KB, (long long)KB, (long long)m,
+             (long long)KB, (long long)NB);
+    return NPU_OK;
+fail:
+    npy_free(&A);
+    npy_free(&B);
+    npy_free(&SA);
+    npy_free(&SB);
+    npy_free(&C);
+    return st;
+}
+
+/* ---- 2:4 sparse ------------------------------------------------------------------
+ * A dense m x k; B k x n pruned 2:4 along k by sim_sparsify_24 (the same
+ * compressor `npusim sparsify` uses). The kernel gets the compressed values
+ * (k/2 x n) and metadata; the reference multiplies A by the pruned dense B
+ * (rebuilt here from values + metadata by the documented format, not by
+ * the cube's decoder). k must be a multiple of 4. */
+npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
+{
+    int64_t m, n, k;
+    isa_dtype dt, out;
+    npu_status st;
+    if ((st = get_mnk(c, "gemm_sparse", &m, &n, &k, d)) ||
+        (st = ref_opt_dtype(c, "dtype", ISA_DT_F16, DTB(F16) | DTB(BF16) | DTB(S8), &dt, d)) ||
+        (st = get_out(c, "gemm_sparse", dt, &out, d)))
+        return st;
+    if (k % 4)
+        return npu_errf(d, NPU_EINVAL, "ref gemm_sparse: k=%lld is not a multiple of 4 (2:4 groups)", (long long)k);
+    npu_rng *r = ref_rng(c);
+    double lim = dt == ISA_DT_S8 ? 127 : 1.0;
+    npy_tensor A, B, V, M, P, C;
+    memset(&B, 0, sizeof B);
+    memset(&V, 0, sizeof V);
+    memset(&M, 0, sizeof M);
+    memset(&P, 0, sizeof P);
+    memset(&C, 0, sizeof C);
+    int64_t cs[2] = {m, n}, vs[2] = {k / 2, n}, ms[1] = {(int64_t)sim_sparse_meta_bytes((int)k, (int)n)};
+    int64_t bs[2] = {k, n};
+    if ((st = ref_rand(&A, dt, m, k, r, dt == ISA_DT_S8 ? -128 : -1.0, lim, d)) ||
+        (st = ref_rand(&B, dt, k, n, r, dt == ISA_DT_S8 ? -128 : -1.0, lim, d)) ||
+        (st = npy_alloc(&V, dt, 2, vs, d)) || (st = npy_alloc(&M, ISA_DT_U8, 1, ms, d)) ||
+        (st = npy_alloc(&P, dt, 2, bs, d)) || (st = npy_alloc(&C, out, 2, cs, d)))
+        goto fail;
+    if ((st = sim_sparsify_24(dt, B.data, (int)k, (int)n, V.data, M.data, d)))
+        goto fail;
+    {
+        size_t es = (size_t)isa_dtype_size(dt);
+        uint64_t n16 = ((uint64_t)n + 15) / 16 * 16;
+        const uint8_t *mb = M.data;
+        for (int64_t g = 0; g < k / 4; g++)
+            for (int64_t col = 0; col < n; col++) {
+                uint64_t q = (uint64_t)g * n16 + (uint64_t)col;
+                unsigned nib = (mb[q / 2] >> (4 * (q % 2))) & 15u;
+                for (int t = 0; t < 2; t++) {
+                    int64_t row = 4 * g + (int)(t ? nib >> 2 : nib & 3);
+                    memcpy((uint8_t *)P.data + ((size_t)row * (size_t)n + (size_t)col) * es,
+                           (const uint8_t *)V.data + ((size_t)(2 * g + t) * (size_t)n + (size_t)col) * es, es);
+                }
+            }
+    }
+    matmul(&A, &P, &C, m, n, k);
+    double rtol, atol;
+    char why[256];
+    gemm_tol(out, k / 2, lim, lim, &rtol, &atol, why, sizeof why);
+    npy_free(&B);
+    npy_free(&P);
+    if ((st = ref_in(c, "A", &A, d)) || (st = ref_in(c, "BV", &V, d)) || (st = ref_in(c, "BM", &M, d)) ||
+        (st = ref_out(c, "C", &C, rtol, atol, why, d)) || (st = ref_scalar(c, "m", m, d)) ||
+        (st = ref_scalar(c, "n", n, d)) || (st = ref_scalar(c, "k", k, d)))
+        goto fail;
+    if ((st = ref_define(c, "DT", dt, d)) || (st = ref_define(c, "ODT", out, d)))
+        goto fail;
+    ref_kernel(c, "gemm_sparse.s");
+    ref_note(c, "gemm_sparse %s -> %s: C[%lld x %lld] = A[%lld x %lld] x sparse24(B)[%lld x %lld] (BV: %lld x %lld values, BM: %lld metadata bytes)",
+             isa_dtype_name(dt), isa_dtype_name(out), (long long)m, (long long)n, (long long)m, (long long)k,
+             (long long)k, (long long)n, (long long)(k / 2), (long long)n, (long long)ms[0]);
+    return NPU_OK;
+fail:
+    npy_free(&A);
+    npy_free(&B);
+    npy_free(&V);
+    npy_free(&M);
+    npy_free(&P);
+    npy_free(&C);
+    return st;
+}
