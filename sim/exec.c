@@ -229,7 +229,7 @@ static const char *pipe_nm(int p) { return isa_pipe_name(p); }
     } while (0)
 
 /* op NULL: the fast path (no description); op set: budget is 1. */
-static __attribute__((noinline)) npu_status
+static __attribute__((noinline, optimize("no-crossjumping", "no-gcse"))) npu_status
 exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
 {
     const int single = op != NULL;
