@@ -86,6 +86,7 @@ typedef struct cfg_cube_dt {
 typedef struct cfg_path {
     uint64_t width;    /* bytes per cycle */
     uint64_t latency;  /* cycles from start to first byte, excluding GM time */
+    uint64_t min_cycles; /* minimum occupancy of one move on the path (timing) */
 } cfg_path;
 
 /* The machine. Field comments are in config_keys.def (one place); here only
@@ -116,6 +117,7 @@ typedef struct cfg_machine {
         uint64_t repeat_bytes, block_bytes, startup_cycles;
         int model_bank_conflicts;    /* 0/1 */
         uint64_t bank_conflict_cycles, bank_group_conflict_cycles;
+        uint64_t mask_partial_block_cycles;  /* compare: last mask block partly written */
         /* cycles per repeat, [op class][isa_dtype]; 0 = n/a */
         double cpr[CFG_VOP__COUNT][ISA_DT__COUNT];
     } vector;
@@ -125,7 +127,6 @@ typedef struct cfg_machine {
         uint64_t gm_fixed_latency;
         double gm_fixed_bytes_per_cycle;
         uint64_t gm_request_bytes;   /* fixed mode: GM traffic is split into requests of this size */
-        uint64_t dma_min_cycles;     /* minimum occupancy of one data move (timing) */
         uint64_t max_cycles;
     } timing;
     mem_config mem;                  /* the memory system: memmodel/mem.h */

@@ -29,8 +29,10 @@ int sim_cost_vop(isa_op op)
     case ISA_OP_VREC:   return CFG_VOP_RECIP;
     case ISA_OP_VMOV:   return CFG_VOP_COPY;
     case ISA_OP_VCONV:  return CFG_VOP_CAST;
-    case ISA_OP_VCMPV: case ISA_OP_VCMPVS: case ISA_OP_VSEL:
+    case ISA_OP_VCMPV: case ISA_OP_VSEL:
         return CFG_VOP_CMPSEL;
+    case ISA_OP_VCMPVS:
+        return CFG_VOP_CMPS;
     case ISA_OP_VCADD:
         return CFG_VOP_REDUCE_SUM;
     case ISA_OP_VCMAX: case ISA_OP_VCMIN:
@@ -94,15 +96,24 @@ uint64_t sim_cost_vec(const cfg_machine *m, const isa_insn *in, const sim_work *
                       uint64_t *conflict_cycles)
 {
     int vop = sim_cost_vop(in->op);
-    uint64_t dur = m->vector.startup_cycles, conf = 0;
+    uint64_t dur = m->vector.startup_cycles, conf = 0, body = 0;
     if (vop >= 0) {
         double cpr = m->vector.cpr[vop][sim_cost_dt_column(in->dt)];
         if (cpr <= 0)   /* n/a for this dtype in the table: cost it as f32 */
             cpr = m->vector.cpr[vop][ISA_DT_F32];
-        uint64_t body = cyc_ceil((double)w->repeats * cpr);
-        if (body > dur)
-            dur = body;
+        body = cyc_ceil((double)w->repeats * cpr);
     }
+    /* compares write one mask bit per element; a mask that ends inside a
+     * UB block costs a read-modify-write of that block (part of the body:
+     * the start-up floor still covers a short one) */
+    if ((in->op == ISA_OP_VCMPV || in->op == ISA_OP_VCMPVS) && m->vector.block_bytes) {
+        int eb = isa_dtype_bytes(in->dt);
+        uint64_t bits = eb > 0 ? m->vector.repeat_bytes / (uint64_t)eb : 0;
+        if (((uint64_t)w->repeats * bits / 8) % m->vector.block_bytes)
+            body += m->vector.mask_partial_block_cycles;
+    }
+    if (body > dur)
+        dur = body;
     if (m->vector.model_bank_conflicts)
         conf = (uint64_t)w->bank_conflicts * m->vector.bank_conflict_cycles +
                (uint64_t)w->bankgroup_conflicts * m->vector.bank_group_conflict_cycles;
@@ -136,7 +147,7 @@ uint64_t sim_cost_dma(const cfg_machine *m, int path, uint64_t bytes)
     if (path < 0 || path >= CFG_PATH__COUNT)
         return 1;
     uint64_t dur = m->path[path].latency + sim_cost_dma_stream(m, path, bytes);
-    return dur < m->timing.dma_min_cycles ? m->timing.dma_min_cycles : dur;
+    return dur < m->path[path].min_cycles ? m->path[path].min_cycles : dur;
 }
 
 uint64_t sim_cost_scalar(const cfg_machine *m, const isa_insn *in, isa_cost cost, int taken)

@@ -26,7 +26,9 @@ int sim_cost_dt_column(int dt);
 /* The data-move path of a data-move opcode (CFG_PATH_*), or -1. */
 int sim_cost_path(isa_op op);
 
-/* Vector instruction: max(vector.startup_cycles, ceil(repeats x cpr)),
+/* Vector instruction: max(vector.startup_cycles, ceil(repeats x cpr))
+ * (+ vector.mask_partial_block_cycles for a compare whose bit mask ends in
+ * a partly written block),
  * plus conflicts: bank_conflicts x vector.bank_conflict_cycles +
  * bankgroup_conflicts x vector.bank_group_conflict_cycles (when
  * vector.model_bank_conflicts). *conflict_cycles (may be NULL) receives the
@@ -39,7 +41,7 @@ uint64_t sim_cost_vec(const cfg_machine *m, const isa_insn *in, const sim_work *
 uint64_t sim_cost_cube(const cfg_machine *m, const isa_insn *in, const sim_work *w);
 
 /* On-chip part of a data move over path p: path latency + ceil(bytes / width),
- * at least path.min_cycles. For GM paths the engine adds memory time. */
+ * at least path.NAME.min_cycles. For GM paths the engine adds memory time. */
 uint64_t sim_cost_dma(const cfg_machine *m, int path, uint64_t bytes);
 /* The streaming part alone: ceil(bytes / width). */
 uint64_t sim_cost_dma_stream(const cfg_machine *m, int path, uint64_t bytes);

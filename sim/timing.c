@@ -553,7 +553,7 @@ static npu_status gm_finish(tm *T, int c, int p)
 {
     tm_pipe *pp = &T->core[c].pipe[p];
     uint64_t end = NPU_MAX(pp->gm.last_done, pp->gm.local_end) + pp->cur.dur;
-    uint64_t floor = pp->start + T->m->timing.dma_min_cycles;
+    uint64_t floor = pp->start + T->m->path[pp->cur.path].min_cycles;
     return push_ev(T, end < floor ? floor : end, EV_DONE, c, p, 0);
 }
 
