@@ -228,8 +228,17 @@ static const char *pipe_nm(int p) { return isa_pipe_name(p); }
         goto *tbl[in->op];                                           \
     } while (0)
 
+/* GCC merges the identical dispatch tails of the handlers back into one
+ * jump (cross-jumping, GCSE), undoing the threading; keep them apart.
+ * (clang keeps them apart by itself and has no such attribute.) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EXEC_KEEP_TAILS __attribute__((optimize("no-crossjumping", "no-gcse")))
+#else
+#define EXEC_KEEP_TAILS
+#endif
+
 /* op NULL: the fast path (no description); op set: budget is 1. */
-static __attribute__((noinline, optimize("no-crossjumping", "no-gcse"))) npu_status
+static __attribute__((noinline)) EXEC_KEEP_TAILS npu_status
 exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
 {
     const int single = op != NULL;
