@@ -144,8 +144,14 @@ START_TEST(t_random_all_dtypes)
     npu_rng r = {2024};
     ut *u = ut_new();
     for (size_t t = 0; t < NPU_ARRAY_LEN(dts); t++)
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; rep < 4; rep++) {
             gemm g = {dts[t], 1 + (int)(npu_rng_next(&r) % 40), 1 + (int)(npu_rng_next(&r) % 70), 1 + (int)(npu_rng_next(&r) % 40), 0, 0};
+            if (rep == 3) {   /* larger than one 128-row x 128-k chunk of the model */
+                int s = isa_dtype_bytes(dts[t]);
+                g.m = s == 4 ? 20 : 130;
+                g.k = s == 4 ? 300 : s == 2 ? 200 : 300;
+                g.n = 40;
+            }
             gemm_fill(&g, &r);
             memset(u->ctx.buf[SIM_SP_L0A], 0, 65536);
             memset(u->ctx.buf[SIM_SP_L0B], 0, 65536);
@@ -233,7 +239,9 @@ START_TEST(t_sparse_mmad)
     ut *u = ut_new();
     for (size_t t = 0; t < NPU_ARRAY_LEN(dts); t++) {
         int dt = dts[t], s = isa_dtype_bytes(dt);
-        gemm g = {dt, 1 + (int)(npu_rng_next(&r) % 33), 4 * (1 + (int)(npu_rng_next(&r) % 24)), 1 + (int)(npu_rng_next(&r) % 40), 0, 0};
+        gemm g = {dt, 1 + (int)(npu_rng_next(&r) % 33), 4 * (1 + (int)(npu_rng_next(&r) % 70)), 1 + (int)(npu_rng_next(&r) % 40), 0, 0};
+        if (t % 2 == 0)
+            g.k = 256 - 4 * (int)t;   /* more than one 128-k chunk */
         gemm_fill(&g, &r);
         /* dense B as bytes, compress, build the decompressed dense reference B */
         uint8_t *db = npu_malloc((size_t)(g.k * g.n * s)), *cv = npu_malloc((size_t)(g.k * g.n * s / 2));
