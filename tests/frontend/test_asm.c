@@ -678,8 +678,33 @@ START_TEST(garbage_input)
         asm_assemble_mem(buf, n, "fuzz.s", NULL, &o, &d);
         asm_output_free(&o);
     }
+    /* mutations of a valid kernel that uses every feature */
+    static const char base[] =
+        ".macro m a, b=2\n addi \\a, \\a, \\b\n1: bnez \\a, 1b\n.endm\n"
+        ".equ N, 8\n.set i, 0\n.globl main\n.type main, @function\nmain:\n"
+        ".rept N / 2\n m a0, i\n .set i, i + 1\n.endr\n"
+        ".if N > 4\n li64 t0, 0x123456789\n.else\n nop\n.endif\n"
+        "la a1, tab; ld a2, 8(a1); mov.gm2l1.nd2nz.f16 a0, a1, a2, a3\n"
+        "vconv.rz.f32.s32 a0, a1, a2; set_flag MTE2, V, 1; j .Lend\n.Lend: halt\n"
+        ".size main, . - main\n.rodata\ntab: .f16 1.5, -2; .word tab - .; .asciz \"x;#y\"\n"
+        ".bss\n.zero 16\n";
+    for (int k = 0; k < 2000; k++) {
+        char buf[sizeof base];
+        memcpy(buf, base, sizeof base);
+        int nmut = 1 + (int)(npu_rng_next(&r) % 4);
+        for (int j = 0; j < nmut; j++)
+            buf[npu_rng_next(&r) % (sizeof base - 1)] = alphabet[npu_rng_next(&r) % (sizeof alphabet - 1)];
+        asm_output o;
+        npu_diag d = {0};
+        asm_assemble_mem(buf, sizeof base - 1, "mut.s", NULL, &o, &d);
+        for (size_t i = 0; i < o.nmsgs; i++)
+            ck_assert_ptr_nonnull(o.msgs[i].msg);
+        asm_output_free(&o);
+    }
     asm_output o;
     npu_diag d = {0};
+    ck_assert_int_eq(asm_assemble_mem(base, sizeof base - 1, "base.s", NULL, &o, &d), NPU_OK);
+    asm_output_free(&o);
     ck_assert_int_ne(asm_assemble_mem("nop\0nop", 7, "nul.s", NULL, &o, &d), NPU_OK);
     ck_assert_ptr_nonnull(strstr(o.msgs[0].msg, "NUL"));
     asm_output_free(&o);
