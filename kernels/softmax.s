@@ -1,0 +1,183 @@
+# softmax.s — row softmax: y[r, :] = exp(x[r, :] - max_r) / sum(exp(x[r, :] - max_r))
+#
+#   a0 = x (GM, ROWS x LEN, row-major, dtype of DT)   a1 = y (same shape)
+#   a2 = rows                                           a3 = len (1..8192)
+#   -D F16=1: fp16 in/out (computed in fp32 in UB), default fp32.
+#
+# Rows are split across cores in contiguous ranges (ceil(rows/cores) each).
+# A core moves tiles of whole rows (as many as fit in 64 KB) through two UB
+# buffers: MTE2 loads tile t+1 while V computes tile t and MTE3 stores
+# tile t-1. Rows are loaded with .pad, so a row of any length lands on a
+# 32-byte boundary (pitch LP = len rounded up to 16 elements); V works in
+# counter mask mode (vmaskc len), so the pad lanes are never read.
+#
+# Per tile, with p = tile & 1 (flag id = buffer):
+#   MTE2: wait MTE3->MTE2 p | load buf p | set MTE2->V p
+#   V   : wait MTE2->V p    | rows       | set V->MTE3 p
+#   MTE3: wait V->MTE3 p    | store      | set MTE3->MTE2 p
+# MTE3->MTE2 0 and 1 are set once at the start (both buffers free) and
+# waited once at the end, so no flag is left set. See docs/kernels.md.
+
+    .include "npu.inc"
+
+.ifndef F16
+    .equ F16, 0
+.endif
+.if F16
+    .equ ES, 2
+.else
+    .equ ES, 4
+.endif
+    .equ LMAX, 8192             # 128 fp32 repeats: counter mode allows 255
+    .equ BUFB, 0x10000          # one tile buffer: 64 KB
+    .equ UB_BUF0, 0x00000
+    .equ UB_BUF1, 0x10000
+    .equ UB_WORK, 0x20000       # fp16 path: the row in fp32 (32 KB)
+    .equ UB_RED0, 0x28000       # reduction partials (ping)
+    .equ UB_RED1, 0x28400       # (pong)
+    .equ UB_BRC, 0x28800        # 8 blocks: block 0 = the row's max / sum
+
+# Registers kept over the kernel:
+#   s0 core id      s1 cores       s2 LP (padded len)   s3 UB row pitch
+#   s4 GM row bytes s5 rows/tile   s6 next row          s7 end row
+#   s8 vcfg contiguous (f32)       s9 vcfg broadcast src1
+#   s10 ceil(len/64) (first-level partials)
+
+# reduce op: the row at register x (fp32, len elements) to one value at
+# UB_RED0 or UB_RED1, broadcast into block 0 of UB_BRC.
+#   t3: partial count; t4/t5: ping-pong scratch addresses
+.macro reduce op, x
+    vmaskc a3
+    li t4, UB_RED0
+    \op t4, \x, s8
+    mv t3, s10
+    li t5, UB_RED1
+3:  li t0, 1
+    ble t3, t0, 4f
+    vmaskc t3
+    \op t5, t4, s8
+    addi t3, t3, 63
+    srli t3, t3, 6
+    mv t0, t4
+    mv t4, t5
+    mv t5, t0
+    j 3b
+4:  li t0, UB_BRC
+    vcfg t1, 1
+    vbrcb.f32 t0, t4, t1
+.endm
+
+# One tile of rows [s6, s6 + n) through UB buffer \buf with flag id \id.
+.macro tile id, buf
+    sub t0, s7, s6
+    min a4, t0, s5              # a4: rows in this tile
+    mul t0, s6, s4
+    add a5, a0, t0              # a5: GM source
+    add a6, a1, t0              # a6: GM destination
+    li a7, \buf
+    # MTE2: load a4 rows of s4 bytes, padded to the UB pitch s3
+    slli t1, s4, 16
+    or t1, t1, a4
+    slli t2, s3, 32
+    or t2, t2, s4
+    wait_flag MTE3, MTE2, \id
+.if F16
+    mov.gm2ub.pad.f16 a7, a5, t1, t2
+.else
+    mov.gm2ub.pad.f32 a7, a5, t1, t2
+.endif
+    set_flag MTE2, V, \id
+    wait_flag MTE2, V, \id
+    li t6, 0
+    mv s11, a7
+5:
+.if F16
+    li t2, UB_WORK
+    vmaskc a3
+    vcfg t1, 1, 1, 1, 1, 8, 4, 8
+    vconv.f16.f32 t2, s11, t1
+    row t2
+    vmaskc a3
+    vcfg t1, 1, 1, 1, 1, 4, 8, 8
+    vconv.f32.f16 s11, t2, t1
+.else
+    row s11
+.endif
+    add s11, s11, s3
+    addi t6, t6, 1
+    blt t6, a4, 5b
+    set_flag V, MTE3, \id
+    # MTE3: store a4 rows from pitch s3 to the dense GM rows
+    slli t1, s4, 16
+    or t1, t1, a4
+    slli t2, s4, 32
+    or t2, t2, s3
+    wait_flag V, MTE3, \id
+.if F16
+    mov.ub2gm.f16 a6, a7, t1, t2
+.else
+    mov.ub2gm.f32 a6, a7, t1, t2
+.endif
+    set_flag MTE3, MTE2, \id
+    add s6, s6, a4
+.endm
+
+# softmax of one fp32 row in place at register x
+.macro row x
+    reduce vcmax.f32, \x
+    li t0, UB_BRC
+    vmaskc a3
+    vsub.f32 \x, \x, t0, s9
+    vexp.f32 \x, \x, s8
+    reduce vcadd.f32, \x
+    li t0, UB_BRC
+    vmaskc a3
+    vdiv.f32 \x, \x, t0, s9
+.endm
+
+    .text
+    .globl softmax
+    .type softmax, @function
+softmax:
+    coreinfo s0, s1
+    li t0, LMAX
+    bgt a3, t0, 9f
+    blt a3, zero, 9f
+    beqz a3, 8f
+    addi s2, a3, 15
+    andi s2, s2, -16
+    li t0, ES
+    mul s3, s2, t0
+    mul s4, a3, t0
+    li t0, BUFB
+    divu s5, t0, s3
+    # this core's rows [s6, s7)
+    add t0, a2, s1
+    addi t0, t0, -1
+    divu t0, t0, s1
+    mul s6, t0, s0
+    add s7, s6, t0
+    min s7, s7, a2
+    bge s6, s7, 8f
+    vcfg s8, 1
+    vcfg s9, 1, 1, 1, 0, 8, 8, 0
+    addi s10, a3, 63
+    srli s10, s10, 6
+    # the reduction scratch is read 8 elements at a time by vbrcb: give it
+    # defined contents once
+    li t0, -1
+    vmask t0, t0
+    li t0, UB_RED0
+    vcfg t1, 9
+    vdup.f32 t0, zero, t1
+    set_flag MTE3, MTE2, 0
+    set_flag MTE3, MTE2, 1
+1:  tile 0, UB_BUF0
+    bge s6, s7, 2f
+    tile 1, UB_BUF1
+    blt s6, s7, 1b
+2:  wait_flag MTE3, MTE2, 0
+    wait_flag MTE3, MTE2, 1
+8:  halt
+9:  trap 1                      # len out of range
+    .size softmax, . - softmax

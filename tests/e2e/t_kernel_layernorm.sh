@@ -1,0 +1,44 @@
+#!/bin/sh
+# kernels/layernorm.s end to end: `npusim ref layernorm` makes inputs, golden
+# outputs (plain C, double) and a launch; `npusim run` runs the kernel and
+# must pass the check (exit 0). Shapes cover tails (len not a multiple of
+# 8/16/64, rows not a multiple of the tile or of the cores), a single
+# element, the longest row, a large eps, fp32 and fp16, 1 and 2 cores on the small
+# machine and 24 cores on the default machine.
+set -u
+: "${NPUSIM:?}" "${NPU_ROOT:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_layernorm.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+small="$NPU_ROOT/configs/small.json"
+n=0
+check() {  # cores config|default generator-options...
+    cores=$1; cfg=$2; shift 2
+    n=$((n + 1)); d="$tmp/c$n"
+    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
+    "$NPUSIM" ref layernorm "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
+        { cat "$tmp/ref.log"; fail "npusim ref layernorm $*"; }
+    "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
+        { cat "$tmp/run.log"; fail "layernorm $* on $cores cores"; }
+    grep -q "^y: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "layernorm $*: no passing check of y"; }
+    echo "ok: layernorm $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
+}
+check 1 "$small" --dtype f32 --rows 8 --len 64
+check 1 "$small" --dtype f32 --rows 5 --len 1
+check 2 "$small" --dtype f32 --rows 37 --len 100
+check 2 "$small" --dtype f32 --rows 3 --len 4096 --eps_e9 1000000
+check 2 "$small" --dtype f32 --rows 500 --len 33
+check 1 "$small" --dtype f16 --rows 19 --len 250
+check 2 "$small" --dtype f16 --rows 301 --len 17
+check 2 "$small" --dtype f16 --rows 9 --len 4095
+check 24 default --dtype f16 --rows 50 --len 768
+check 24 default --dtype f32 --rows 7 --len 300
+
+# the check is live: a wrong golden file makes the run fail (exit 1)
+cp "$tmp/c3/x.npy" "$tmp/c3/y_ref.npy"
+"$NPUSIM" run "$tmp/c3/launch.json" > "$tmp/run.log" 2>&1
+[ $? -eq 1 ] || fail "a wrong golden file did not fail the run"
+# a row longer than the kernel supports is refused by the generator
+"$NPUSIM" ref layernorm --len 4097 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "len 4097 accepted"
+grep -q "len" "$tmp/ref.log" || fail "len error does not name the option"
+echo "layernorm: all passed"
