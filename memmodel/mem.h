@@ -185,8 +185,12 @@ void     mem_hbm_set_callback(mem_hbm *h, mem_done_fn done, void *user);
 /* Run every tick and completion at or before cycle; callbacks fire in time
  * order (a read at its data's last beat, a write when its WR issues). */
 void     mem_hbm_advance_to(mem_hbm *h, uint64_t cycle);
-/* Earliest cycle at which something will happen, UINT64_MAX if idle. */
+/* Earliest cycle at which something will happen, UINT64_MAX if idle (or
+ * if all that is left are writes the drain policy holds until more
+ * traffic comes: DRAMSim3's buffer keeps fewer than wr_idle_min). */
 uint64_t mem_hbm_next_event(const mem_hbm *h);
+/* Requests accepted and not yet completed. */
+int      mem_hbm_pending(const mem_hbm *h);
 uint64_t mem_hbm_now(const mem_hbm *h);
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan);
 /* Sum of all channels (histograms merged). Caller-owned out. */
@@ -280,6 +284,7 @@ typedef struct memsim_result {
     mem_chan_stats *chan;           /* [nchan] */
     int nchan;
     uint64_t frontend_stall_cycles;
+    uint64_t writes_unissued;       /* write lines the drain policy left buffered at the end (not in dram_cycles) */
     int checked;
     uint64_t commands_checked, violations;
     char first_violation[512];

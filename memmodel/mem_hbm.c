@@ -1056,20 +1056,38 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     return NPU_OK;
 }
 
+/* Can buffered writes ever issue without new traffic? (DRAMSim3's drain
+ * rule leaves fewer than wr_idle_min writes in the buffer until more come.) */
+static int writes_can_drain(const mem_hbm *h, const hchan *ch)
+{
+    const mem_ctrl_cfg *k = &h->cfg.ctrl;
+    if (!ch->nwq) return 0;
+    if (k->cmd_queue ? ch->drain_left > 0 : ch->wmode) return 1;
+    return ch->nwq * 100 >= k->wr_high_pct * k->write_queue || ch->nwq >= k->wr_idle_min;
+}
+
 uint64_t mem_hbm_next_event(const mem_hbm *h)
 {
     uint64_t t = h->nheap ? h->heap[0].t : NEVER;
     for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < t) t = h->ch[i].wake;
-    /* an idle channel only wakes for refresh: no traffic, nothing to report */
+    /* with nothing that can make progress, channels only wake to refresh:
+     * nothing will ever be reported, so say idle */
     if (t != NEVER && !h->nheap) {
         int busy = 0;
         for (int i = 0; i < h->nch && !busy; i++) {
             const hchan *ch = &h->ch[i];
-            busy = ch->nrq || ch->nwq || ch->naq || ch->ncq_total;
+            busy = ch->nrq || ch->naq || ch->ncq_total || writes_can_drain(h, ch);
         }
         if (!busy) return NEVER;
     }
     return t;
+}
+
+int mem_hbm_pending(const mem_hbm *h)
+{
+    int n = h->nheap;
+    for (int i = 0; i < h->nch; i++) n += h->ch[i].nrq + h->ch[i].nwq + h->ch[i].naq + h->ch[i].ncq_total;
+    return n;
 }
 
 void mem_hbm_advance_to(mem_hbm *h, uint64_t T)

@@ -298,3 +298,39 @@ Suite *tmem_hbm_suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
+
+/* DRAMSim3's drain rule keeps fewer than 9 writes buffered while no read
+ * waits: the run must end (not spin on refresh) and report them, as the
+ * reference does; FR-FCFS with wr_idle_min 1 drains them. */
+START_TEST(t_writes_left_buffered)
+{
+    mem_config c;
+    mem_config_default(&c);
+    ck_assert_int_eq(memsim_load_config("configs/hbm2-dramsim3.json", &c, NULL), NPU_OK);
+    const char *tr = "0x0 WRITE 0\n0x40 WRITE 0\n0x1000 READ 5\n0x80 WRITE 100\n";
+    memsim_trace t;
+    ck_assert_int_eq(memsim_parse_trace("w.trace", tr, strlen(tr), &t, NULL), NPU_OK);
+    memsim_result r;
+    ck_assert_int_eq(memsim_run(&c, &t, 1, &r, NULL), NPU_OK);
+    ck_assert_uint_eq(r.writes_unissued, 3);
+    ck_assert_uint_eq(r.reads, 1);
+    ck_assert_uint_eq(r.dram_cycles, 5 + 1 + c.hbm.tRCDRD + c.hbm.tCL + c.hbm.burst_length / 2);
+    memsim_result_free(&r);
+    mem_config_default(&c);
+    ck_assert_int_eq(memsim_load_config("configs/hbm2-ramulator-robaracoch.json", &c, NULL), NPU_OK);
+    ck_assert_int_eq(memsim_run(&c, &t, 1, &r, NULL), NPU_OK);
+    ck_assert_uint_eq(r.writes_unissued, 0);
+    ck_assert_uint_eq(r.violations, 0);
+    memsim_result_free(&r);
+    npu_free(t.req);
+}
+END_TEST
+
+Suite *tmem_hbm2_suite(void)
+{
+    Suite *s = suite_create("memmodel-hbm-writes");
+    TCase *tc = tcase_create("writes");
+    tcase_add_test(tc, t_writes_left_buffered);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -24,6 +24,7 @@ int main(void)
     SRunner *sr = srunner_create(tmem_config_suite());
     srunner_add_suite(sr, tmem_hbm_suite());
     srunner_add_suite(sr, tmem_sys_suite());
+    srunner_add_suite(sr, tmem_hbm2_suite());
     srunner_add_suite(sr, tmem_ub_suite());
     srunner_add_suite(sr, tmem_robust_suite());
     srunner_add_suite(sr, tmem_calib_suite());

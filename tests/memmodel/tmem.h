@@ -9,6 +9,7 @@ Suite *tmem_hbm_suite(void);
 Suite *tmem_sys_suite(void);
 Suite *tmem_calib_suite(void);
 Suite *tmem_ub_suite(void);
+Suite *tmem_hbm2_suite(void);
 Suite *tmem_robust_suite(void);
 /* One stack, one channel, no refresh; DRAMSim3's controller structure if asked. */
 void tmem_small(mem_config *c, int dramsim_structure);
