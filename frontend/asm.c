@@ -2035,7 +2035,7 @@ static void do_include(asm_ctx *c, const char *stmt, int col0, const char *args)
     uint8_t *data = NULL;
     size_t len = 0;
     for (size_t i = 0; i < nc && !found; i++) {
-        if (cands[i][0])
+        if (cands[i][0] && strcmp(cands[i], "."))
             snprintf(path, sizeof path, "%s/%s", cands[i], name);
         else
             snprintf(path, sizeof path, "%s", name);
