@@ -94,11 +94,30 @@ const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len)
     return lookup(g, addr, len);
 }
 
+/* Beyond this distance from every allocation, "K bytes past the end of X"
+ * stops helping: the address is simply wild. */
+#define SIM_GM_NEAR (1ull << 20)
+
 /* The message for an access that is not inside one allocation. */
 static npu_status bad_access(sim_gm *g, const char *what, uint64_t addr, uint64_t len,
                              npu_diag *d)
 {
     char desc[160];
+    if (g->n) {
+        long j = find_le(g, addr);
+        const sim_gm_alloc *lo = j >= 0 ? &g->a[j] : NULL;
+        const sim_gm_alloc *hi = (size_t)(j + 1) < g->n ? &g->a[j + 1] : NULL;
+        uint64_t dlo = lo ? (addr >= lo->addr + lo->size ? addr - (lo->addr + lo->size) : 0)
+                          : UINT64_MAX;
+        uint64_t dhi = hi ? hi->addr - addr : UINT64_MAX;
+        if (dlo >= SIM_GM_NEAR && dhi >= SIM_GM_NEAR) {
+            alloc_desc(dlo <= dhi ? lo : hi, desc, sizeof desc);
+            return npu_errf(d, NPU_EFAULT,
+                            "GM %s [0x%" PRIx64 ", +%" PRIu64 ") outside any allocation (the "
+                            "nearest is %s)",
+                            what, addr, len, desc);
+        }
+    }
     if (g->n == 0)
         return npu_errf(d, NPU_EFAULT,
                         "GM %s [0x%" PRIx64 ", +%" PRIu64 ") outside any allocation (GM is empty)",

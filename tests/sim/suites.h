@@ -13,12 +13,14 @@ Suite *gm_suite(void);
 Suite *scalar_suite(void);
 Suite *run_suite(void);
 Suite *api_suite(void);
+Suite *fuzz_suite(void);
 
 #define SIM_SUITES(S) \
     S(gm_suite)       \
     S(scalar_suite)   \
     S(run_suite)      \
-    S(api_suite)
+    S(api_suite)      \
+    S(fuzz_suite)
 
 /* Assemble src into an ELF in memory and load it into a new simulator of
  * the default machine (or cfg) with `cores` cores. Fails the test on error. */

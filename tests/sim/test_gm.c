@@ -56,8 +56,14 @@ START_TEST(gm_guard_messages)
     ck_assert_str_eq(d.msg, "GM read [0x200001ff8, +8) is 8 bytes before the start of tensor E "
                             "[0x200002000, +100)");
     ck_assert_int_eq(sim_gm_read(&g, 0x1000, b, 8, &d), NPU_EFAULT);
-    ck_assert_str_eq(d.msg, "GM read [0x1000, +8) is 8589930496 bytes before the start of tensor "
+    ck_assert_str_eq(d.msg, "GM read [0x1000, +8) outside any allocation (the nearest is tensor "
+                            "C [0x200000000, +4096))");
+    ck_assert_int_eq(sim_gm_read(&g, c - 100, b, 8, &d), NPU_EFAULT);
+    ck_assert_str_eq(d.msg, "GM read [0x1ffffff9c, +8) is 100 bytes before the start of tensor "
                             "C [0x200000000, +4096)");
+    ck_assert_int_eq(sim_gm_write(&g, e + 100 + 8192, b, 8, &d), NPU_EFAULT);
+    ck_assert_str_eq(d.msg, "GM write [0x200004064, +8) is 8192 bytes past the end of tensor "
+                            "E [0x200002000, +100)");
     /* an overflowing range never wraps into an allocation */
     ck_assert_int_eq(sim_gm_read(&g, c + 8, b, UINT64_MAX - 4, &d), NPU_EFAULT);
     sim_gm_free(&g);

@@ -291,7 +291,10 @@ START_TEST(faults)
     F("  li t0, 0x100000004\n  ldg a0, 0(t0)\n  halt\n", NPU_EFAULT,
       "misaligned GM read of 8 bytes at 0x100000004 (needs 8-byte alignment)");
     F("  li t0, 0x300000000\n  sdg t0, 0(t0)\n  halt\n", NPU_EFAULT,
-      "GM write [0x300000000, +8) is 4294967288 bytes past the end of the parameter block "
+      "GM write [0x300000000, +8) outside any allocation (the nearest is the parameter block "
+      "[0x200000000, +8))");
+    F("  li t0, 0x200000010\n  sdg t0, 0(t0)\n  halt\n", NPU_EFAULT,
+      "GM write [0x200000010, +8) is 8 bytes past the end of the parameter block "
       "[0x200000000, +8)");
     F("  trap 42\n", NPU_EFAULT, "trap 42");
     F("  li a0, 1\n", NPU_EFAULT, "pc ran past the end of .text [0x0, 0x8)");
