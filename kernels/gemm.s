@@ -1,0 +1,364 @@
+# gemm.s — C = A x B on the cube. A (m x k) and B (k x n) row-major in GM,
+# C (m x n) row-major; any m, n, k (tails handled); SPMD over tiles of C;
+# double-buffered GM -> L1 -> L0A/L0B -> cube -> L0C -> FIX -> GM.
+# docs/kernels.md has the diagram, the numbers and how to run it.
+#
+#   npusim ref gemm --m 300 --n 200 --k 500 --dtype f16 --out f32 -o DIR
+#   npusim asm kernels/gemm.s -I kernels/include -D DT=1 -D ODT=0 -o gemm.elf
+#
+# Arguments: a0 = A, a1 = B, a2 = C, a3 = m, a4 = n, a5 = k.
+# Defines:
+#   DT   input dtype (isa/dtypes.def number): 1 f16, 2 bf16, 7 s8
+#   ODT  output dtype: 0 f32, 1 f16, 2 bf16 (float inputs; FIX rounds RNE),
+#        5 s32 (s8 inputs)
+#   BM, BN, BK  the tile: C tiles of BM x BN, k steps of BK (defaults
+#        128 x 128 x 128 for 2-byte inputs, 128 x 128 x 256 for s8: one
+#        32 KB L0A / L0B buffer each, a 64 KB L0C buffer)
+#
+# Tiles of C (mt, nt) are numbered t = mt * NT + nt and dealt round robin:
+# core c computes tiles c, c + corenum, ... Each tile runs KT = ceil(k/BK)
+# k steps; each step:
+#   MTE2  A[m0:+mt, k0:+kt] -> L1A[s] by nd2nz, 16 rows at a time with a
+#         512-byte block pitch, which is exactly L0A's ZZ fractal order
+#         (fractal (m1, k1) at (m1 * KA1 + k1) * 512);
+#         B[k0:+kt, n0:+nt] -> L1B[s] by nd2nz (NZ: column block nb of C0
+#         columns at nb * BK * 32, kt lines);
+#   MTE1  L1A[s] -> L0A[s] as one burst; L1B[s] -> L0B[s] with .trans, one
+#         instruction per column block (each 16x16 (32x32 for s8) unit
+#         transposed becomes ZN fractal(s) (k1, n1));
+#   M     mmad L0C[c] (+)= L0A[s] x L0B[s] (init on the first k step).
+# After the last step FIX drains L0C[c] to C (row-major, cast to ODT).
+# s (L1/L0 slot) alternates every k step, c (L0C slot) every tile, so the
+# loads of step i+1 and the drain of tile j overlap the mmads.
+#
+# Synchronisation (flag ids = slot; "free" flags are set once before the
+# loop and waited once after it, so none is left set):
+#   MTE2: wait MTE1->MTE2[s] (L1[s] free)  ... loads ... set MTE2->MTE1[s]
+#   MTE1: wait MTE2->MTE1[s], wait M->MTE1[s] (L0[s] free) ... set MTE1->MTE2[s], MTE1->M[s]
+#   M:    (tile start) wait FIX->M[c] (L0C[c] free)
+#         wait MTE1->M[s] ... mmad ... set M->MTE1[s];  (tile end) set M->FIX[c]
+#   FIX:  wait M->FIX[c] ... fix.l0c2gm ... set FIX->M[c]
+# s8 only: the L1 B slots are zeroed once at the start (V: vdup into UB,
+# MTE3: ub2l1; V->MTE3 and MTE3->MTE2 flags), because a 32x32 transpose unit
+# reads up to ceil32(kt) lines of which nd2nz writes ceil16(kt); the extra
+# lines only feed k positions >= kt, which mmad ignores, but they must not
+# be uninitialised reads.
+
+    .include "npu.inc"
+
+.ifndef DT
+    .equ DT, 1
+.endif
+.ifndef ODT
+  .if DT == 7
+    .equ ODT, 5
+  .else
+    .equ ODT, 0
+  .endif
+.endif
+
+.if (DT == 1) || (DT == 2)
+    .equ ESZ, 2
+    .equ LOGESZ, 1
+    .equ LOGC0, 4                       # 16 elements per 32-byte block
+  .ifndef BK
+    .equ BK, 128
+  .endif
+.elif DT == 7
+    .equ ESZ, 1
+    .equ LOGESZ, 0
+    .equ LOGC0, 5
+  .ifndef BK
+    .equ BK, 256
+  .endif
+.else
+    .error "DT must be 1 (f16), 2 (bf16) or 7 (s8)"
+.endif
+.if DT == 7
+  .if ODT != 5
+    .error "s8 inputs accumulate in s32: ODT must be 5"
+  .endif
+.elif (ODT != 0) && (ODT != 1) && (ODT != 2)
+    .error "float inputs: ODT must be 0 (f32), 1 (f16) or 2 (bf16)"
+.endif
+.if (ODT == 0) || (ODT == 5)
+    .equ LOGOSZ, 2
+.else
+    .equ LOGOSZ, 1
+.endif
+.ifndef BM
+    .equ BM, 128
+.endif
+.ifndef BN
+    .equ BN, 128
+.endif
+.if (BM % 16) || (BN % 32) || (BK % 32) || (BM < 16) || (BN < 32) || (BK < 32)
+    .error "BM must be a multiple of 16, BN and BK multiples of 32"
+.endif
+
+    .equ PB, BK * 32                    # L1B column-block pitch (BK lines)
+    .equ BSTEP, 512 * (3 - ESZ)         # L0B bytes per L1 column block (1 or 2 fractals)
+    .equ L1A, 0
+    .equ L1A_SLOT, BM * BK * ESZ
+    .equ L1B, 2 * L1A_SLOT
+    .equ L1B_SLOT, BK * BN * ESZ
+    .equ L0A_SLOT, BM * BK * ESZ
+    .equ L0B_SLOT, BK * BN * ESZ
+    .equ L0C_SLOT, BM * BN * 4
+.if (2 * L0A_SLOT > 65536) || (2 * L0B_SLOT > 65536) || (2 * L0C_SLOT > 131072) || (L1B + 2 * L1B_SLOT > 524288)
+    .error "tile too large for L0A/L0B (64 KB), L0C (128 KB) or L1 (512 KB) with double buffering"
+.endif
+.if (L0A_SLOT % 512) || (L0B_SLOT % 512)
+    .error "tile buffers must be 512-byte aligned"
+.endif
+
+# ---- the dtype-specific instructions ----------------------------------------
+.if DT == 1
+.macro ldnz d, s, c, st
+    mov.gm2l1.nd2nz.f16 \d, \s, \c, \st
+.endm
+.macro ltrans d, s, c, st
+    mov.l12l0b.trans.f16 \d, \s, \c, \st
+.endm
+.macro mm c, a, b, cfg
+    mmad.f16.f32 \c, \a, \b, \cfg
+.endm
+.elif DT == 2
+.macro ldnz d, s, c, st
+    mov.gm2l1.nd2nz.bf16 \d, \s, \c, \st
+.endm
+.macro ltrans d, s, c, st
+    mov.l12l0b.trans.bf16 \d, \s, \c, \st
+.endm
+.macro mm c, a, b, cfg
+    mmad.bf16.f32 \c, \a, \b, \cfg
+.endm
+.else
+.macro ldnz d, s, c, st
+    mov.gm2l1.nd2nz.s8 \d, \s, \c, \st
+.endm
+.macro ltrans d, s, c, st
+    mov.l12l0b.trans.s8 \d, \s, \c, \st
+.endm
+.macro mm c, a, b, cfg
+    mmad.s8.s32 \c, \a, \b, \cfg
+.endm
+.endif
+.macro drain d, s, sh, p
+.if ODT == 0
+    fix.l0c2gm.nd.f32.f32 \d, \s, \sh, \p, zero
+.elif ODT == 1
+    fix.l0c2gm.nd.f32.f16 \d, \s, \sh, \p, zero
+.elif ODT == 2
+    fix.l0c2gm.nd.f32.bf16 \d, \s, \sh, \p, zero
+.else
+    fix.l0c2gm.nd.s32.s32 \d, \s, \sh, \p, zero
+.endif
+.endm
+
+# Register map:
+#   s0 coreid  s1 corenum  s2 A  s3 B  s4 C  s5 m  s6 n  s7 k
+#   s8 tile index  s9 tiles  s10 NT (tiles along n)  s11 KT (k steps)
+#   a0 m0  a1 n0  a2 rows of the tile  a3 columns of the tile  a4 k step
+#   a5 slot parity  a6 A nd2nz strides  a7 B nd2nz strides
+#   ra A source step of 16 rows (16 k ESZ)   t0..t6 gp tp sp: scratch
+
+# One k step in L1/L0 slot \s of a tile in L0C slot \c.
+.macro kstep s, c
+    li t0, BK
+    mul t1, a4, t0                      # k0
+    sub t2, s7, t1
+    min t2, t2, t0                      # kk: k of this step
+    # ---- MTE2: A rows into L1A[s] in ZZ order, B into L1B[s] (NZ)
+    mul t3, a0, s7
+    add t3, t3, t1
+    slli t3, t3, LOGESZ
+    add t3, t3, s2                      # &A[m0][k0]
+    ceilshr t4, t2, LOGC0               # KA1 = ceil(kk / C0)
+    slli t5, t2, LOGESZ + 16            # row bytes << 16
+    slli t6, t4, 9                      # KA1 * 512: L1 bytes per 16 rows
+    li gp, L1A + \s * L1A_SLOT
+    mv tp, a2
+    wait_flag MTE1, MTE2, \s
+.Lag_\@:
+    li sp, 16
+    min sp, sp, tp
+    or sp, sp, t5                       # rows | bytes << 16
+    ldnz gp, t3, sp, a6
+    add t3, t3, ra
+    add gp, gp, t6
+    addi tp, tp, -16
+    blt zero, tp, .Lag_\@
+    mul t3, t1, s6
+    add t3, t3, a1
+    slli t3, t3, LOGESZ
+    add t3, t3, s3                      # &B[k0][n0]
+    slli sp, a3, LOGESZ + 16
+    or sp, sp, t2                       # kk rows of nt*ESZ bytes
+    li gp, L1B + \s * L1B_SLOT
+    ldnz gp, t3, sp, a7
+    set_flag MTE2, MTE1, \s
+    # ---- MTE1: L1 -> L0A (one burst), L1 -> L0B (trans per column block)
+    wait_flag MTE2, MTE1, \s
+    wait_flag M, MTE1, \s
+    ceilshr t3, a2, 4                   # M1
+    mul t3, t3, t6                      # M1 * KA1 * 512
+    slli t3, t3, 16
+    ori t3, t3, 1
+    li gp, \s * L0A_SLOT
+    li tp, L1A + \s * L1A_SLOT
+    mov.l12l0a gp, tp, t3, zero
+    slli t3, a3, LOGESZ
+    ceilshr t3, t3, 5                   # NB: 32-byte column blocks
+.if ESZ == 2
+    ceilshr t4, t2, 4                   # 16x16 units along k
+    li t5, 512 << 16
+    or t5, t5, t4
+    slli sp, t3, 9 + 32                 # dst stride N1 * 512 (next k1)
+    ori sp, sp, 512
+.else
+    ceilshr t4, t2, 5                   # 32x32 units along k
+    li t5, 1024 << 16
+    or t5, t5, t4
+    slli sp, t3, 10 + 32                # dst stride 2 NB * 512
+    ori sp, sp, 1024
+.endif
+    li gp, \s * L0B_SLOT
+    li tp, L1B + \s * L1B_SLOT
+.Lbt_\@:
+    ltrans gp, tp, t5, sp
+    addi gp, gp, BSTEP
+    addi tp, tp, PB
+    addi t3, t3, -1
+    bnez t3, .Lbt_\@
+    set_flag MTE1, MTE2, \s
+    set_flag MTE1, M, \s
+    # ---- M: mmad, init on the first k step
+    wait_flag MTE1, M, \s
+.if ESZ == 1
+    ceilshr t3, a3, 5
+    slli t3, t3, 5 + 32                 # n padded to 32 (even N1 for the 32x32 units)
+.else
+    slli t3, a3, 32
+.endif
+    sltiu t4, a4, 1
+    slli t4, t4, 48
+    or t3, t3, t4
+    slli t4, t2, 16
+    or t3, t3, t4
+    or t3, t3, a2                       # m | k << 16 | n << 32 | init << 48
+    li gp, \s * L0A_SLOT
+    li tp, \s * L0B_SLOT
+    li sp, \c * L0C_SLOT
+    mm sp, gp, tp, t3
+    set_flag M, MTE1, \s
+.endm
+
+# One tile of C in L0C slot \c (s8 = its index).
+.macro tile c
+    divu t0, s8, s10
+    remu t1, s8, s10
+    li t2, BM
+    mul a0, t0, t2
+    sub a2, s5, a0
+    min a2, a2, t2
+    li t2, BN
+    mul a1, t1, t2
+    sub a3, s6, a1
+    min a3, a3, t2
+    wait_flag FIX, M, \c                # L0C[c] drained
+    li a4, 0
+.Lk_\@:
+    bnez a5, .Lka_\@
+    kstep 0, \c
+    j .Lkb_\@
+.Lka_\@:
+    kstep 1, \c
+.Lkb_\@:
+    xori a5, a5, 1
+    addi a4, a4, 1
+    blt a4, s11, .Lk_\@
+    set_flag M, FIX, \c
+    wait_flag M, FIX, \c
+    mul t0, a0, s6
+    add t0, t0, a1
+    slli t0, t0, LOGOSZ
+    add t0, t0, s4                      # &C[m0][n0]
+    slli t1, a3, 16
+    or t1, t1, a2                       # m | n << 16
+    ceilshr t2, a2, 4
+    slli t2, t2, 10                     # src pitch M1 * 1024
+    slli t3, s6, LOGOSZ + 32
+    or t2, t2, t3                       # dst pitch n * osize
+    li t3, \c * L0C_SLOT
+    drain t0, t3, t1, t2
+    set_flag FIX, M, \c
+.endm
+
+    .text
+    .globl main
+    .type main, @function
+main:
+    coreinfo s0, s1
+    mv s2, a0
+    mv s3, a1
+    mv s4, a2
+    mv s5, a3
+    mv s6, a4
+    mv s7, a5
+    li t0, BM
+    addi t1, s5, BM - 1
+    divu t1, t1, t0                     # MT
+    li t0, BN
+    addi s10, s6, BN - 1
+    divu s10, s10, t0                   # NT
+    mul s9, t1, s10
+    li t0, BK
+    addi s11, s7, BK - 1
+    divu s11, s11, t0                   # KT
+    slli t0, s7, LOGESZ
+    li a6, 512 << 32
+    or a6, a6, t0                       # A: src row pitch k*ESZ, dst pitch 512
+    slli ra, t0, 4                      # 16 rows of A
+    slli t0, s6, LOGESZ
+    li a7, PB << 32
+    or a7, a7, t0                       # B: src row pitch n*ESZ, dst pitch PB
+    li a5, 0
+.if ESZ == 1
+    li t0, 0
+    vcfg t1, L1B_SLOT / 256
+    vdup.s32 t0, zero, t1               # 32 KB of zeros in UB
+    set_flag V, MTE3, 0
+    wait_flag V, MTE3, 0
+    dmacfg t1, 1, L1B_SLOT
+    li t2, L1B
+    mov.ub2l1 t2, t0, t1, zero
+    li t2, L1B + L1B_SLOT
+    mov.ub2l1 t2, t0, t1, zero
+    set_flag MTE3, MTE2, 0
+    wait_flag MTE3, MTE2, 0
+.endif
+    set_flag MTE1, MTE2, 0              # every buffer starts free
+    set_flag MTE1, MTE2, 1
+    set_flag M, MTE1, 0
+    set_flag M, MTE1, 1
+    set_flag FIX, M, 0
+    set_flag FIX, M, 1
+    mv s8, s0
+.Ltiles:
+    bge s8, s9, .Ldone
+    tile 0
+    add s8, s8, s1
+    bge s8, s9, .Ldone
+    tile 1
+    add s8, s8, s1
+    j .Ltiles
+.Ldone:
+    wait_flag MTE1, MTE2, 0
+    wait_flag MTE1, MTE2, 1
+    wait_flag M, MTE1, 0
+    wait_flag M, MTE1, 1
+    wait_flag FIX, M, 0
+    wait_flag FIX, M, 1
+    halt
+    .size main, . - main
