@@ -80,8 +80,9 @@ typedef struct hchan {
     uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
     uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
     uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
-    int move_stuck;         /* no queued transaction can move until a bank queue frees */
-    int move_stuck_drain;   /* ... in this mode (reads or write drain) */
+    uint64_t cq_room;       /* bit b: bank queue b has room */
+    uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
+    uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int ncq_total;
     int rr;
     int wmode, drain_left;
@@ -276,6 +277,8 @@ static void rw_remove(hchan *ch, int w, int pos)
     int32_t *q = w ? ch->wq : ch->rq;
     uint16_t *b = w ? ch->wqb : ch->rqb;
     int *n = w ? &ch->nwq : &ch->nrq;
+    int bank = b[pos];
+    if (--ch->qcnt[w][bank] == 0 && bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
     memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
     q_remove(q, n, pos);
 }
@@ -367,7 +370,10 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
         ch->rqb = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqb);
         ch->wqb = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqb);
-        if (!ch->rqb || !ch->wqb) goto oom;
+        ch->qcnt[0] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
+        ch->qcnt[1] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
+        if (!ch->rqb || !ch->wqb || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
+        ch->cq_room = h->nbank >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << h->nbank) - 1;
         if (!ch->bk || !ch->bg || !ch->pc || !ch->rq || !ch->wq || !ch->aq || !ch->refb) goto oom;
         if (cqd) {
             ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
@@ -405,7 +411,8 @@ void mem_hbm_free(mem_hbm *h)
         for (int i = 0; i < h->nch; i++) {
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
-            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb); npu_free(ch->aq); npu_free(ch->refb);
+            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
+            npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb);
         }
     npu_free(h->ch);
@@ -891,8 +898,8 @@ static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     if (mem_cmd_is_col(cmd)) {
         q_remove(cq, &ch->ncq[b], pos);
         if (!ch->ncq[b] && b < 64) ch->cq_nonempty &= ~((uint64_t)1 << b);
+        if (b < 64) ch->cq_room |= (uint64_t)1 << b;
         ch->ncq_total--;
-        ch->move_stuck = 0;
         finish(h, ch, ri, t);
     }
 }
@@ -932,10 +939,11 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int drain = ch->drain_left > 0;
     int32_t *q = drain ? ch->wq : ch->rq;
     int *nq = drain ? &ch->nwq : &ch->nrq;
-    if (drain != ch->move_stuck_drain) ch->move_stuck = 0;
     const uint16_t *qb = drain ? ch->wqb : ch->rqb;
-    for (int i = 0; i < *nq && !ch->move_stuck; i++) {
-        if (ch->ncq[qb[i]] >= k->cmd_queue) { if (i == *nq - 1) { ch->move_stuck = 1; ch->move_stuck_drain = drain; } continue; }
+    /* nothing can move unless some bank with queued requests has room */
+    int can = h->nbank > 64 || (ch->qpres[drain] & ch->cq_room);
+    for (int i = 0; i < *nq && can; i++) {
+        if (ch->ncq[qb[i]] >= k->cmd_queue) continue;
         hreq *r = &h->pool[q[i]];
         /* later entries arrived no earlier: nothing behind this one can move */
         if (r->arrive > t) { if (r->arrive < wake) wake = r->arrive; break; }
@@ -952,7 +960,10 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
             ch->drain_left--;
         }
         ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
-        if (r->bank < 64) ch->cq_nonempty |= (uint64_t)1 << r->bank;
+        if (r->bank < 64) {
+            ch->cq_nonempty |= (uint64_t)1 << r->bank;
+            if (ch->ncq[r->bank] >= k->cmd_queue) ch->cq_room &= ~((uint64_t)1 << r->bank);
+        }
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
         ch->cq_min = 0;
@@ -1050,8 +1061,8 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     r->is_write = (uint8_t)(is_write != 0);
     r->epoch = UINT32_MAX;
     (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
+    if (ch->qcnt[r->is_write][r->bank]++ == 0 && r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
     q[(*n)++] = ri;
-    ch->move_stuck = 0;
     if (t < ch->wake) ch->wake = t;
     return NPU_OK;
 }
