@@ -99,6 +99,34 @@ __attribute__((target("avx2,f16c"))) static void dec_row_f16_f16c(const uint8_t 
     }
 }
 
+/* A whole f16 B fractal (16 lines of 16 k) into 16 panel rows of 16 n
+ * (pitch 16 floats): widen with F16C, transpose as four 8x8 blocks. */
+__attribute__((target("avx2,f16c"))) static void dec_frac_f16_t(const uint8_t *src, float *out)
+{
+    for (int jh = 0; jh < 2; jh++)
+        for (int ch = 0; ch < 2; ch++) {
+            __m256 r[8], t[8], u[8];
+            for (int i = 0; i < 8; i++)
+                r[i] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + ((8 * jh + i) * 16 + 8 * ch) * 2)));
+            for (int i = 0; i < 8; i += 2) {
+                t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+                t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+            }
+            for (int i = 0; i < 8; i += 4) {
+                u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+                u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+                u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+                u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+            }
+            for (int i = 0; i < 4; i++) {
+                r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+                r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+            }
+            for (int i = 0; i < 8; i++)
+                _mm256_storeu_ps(out + (8 * ch + i) * 16 + 8 * jh, r[i]);
+        }
+}
+
 typedef struct dec {
     const mm *p;
     int dt, f16c;
@@ -143,6 +171,12 @@ static void decode_b(const dec *D, const uint8_t *l0b, int n1, int k0, int kw, u
     for (int kk = k0; kk < k0 + kw;) {
         int k1 = kk / p->c0, c = kk % p->c0;
         int w = NPU_MIN(p->c0 - c, k0 + kw - kk);
+        if (D->f16c && D->dt == ISA_DT_F16 && w == 16) {
+            dec_frac_f16_t(frac_elem(l0b, (uint64_t)k1 * (uint64_t)p->N1 + (uint64_t)n1, 0, 0, 2, 16),
+                           (float *)(void *)(out + (size_t)(kk - k0) * 16));
+            kk += w;
+            continue;
+        }
         for (int j = 0; j < 16; j++) {
             dec_row(D, frac_elem(l0b, (uint64_t)k1 * (uint64_t)p->N1 + (uint64_t)n1, j, c, p->s, p->c0), w, row);
             for (int i = 0; i < w; i++)
