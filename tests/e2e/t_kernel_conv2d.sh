@@ -1,0 +1,47 @@
+#!/bin/sh
+# kernels/conv2d.s end to end: `npusim ref conv2d` makes inputs, golden
+# outputs (plain C, double) and a launch; `npusim run` runs the kernel and
+# must pass the check (exit 0). Shapes cover stride, padding, dilation,
+# channel counts that are not multiples of 16, pixel/channel/k tails, fp16
+# and fp32 output, 1 and 2 cores on the small machine and 24 cores on the
+# default machine.
+set -u
+: "${NPUSIM:?}" "${NPU_ROOT:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_conv2d.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+small="$NPU_ROOT/configs/small.json"
+n=0
+check() {  # cores config|default generator-options...
+    cores=$1; cfg=$2; shift 2
+    n=$((n + 1)); d="$tmp/c$n"
+    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
+    "$NPUSIM" ref conv2d "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
+        { cat "$tmp/ref.log"; fail "npusim ref conv2d $*"; }
+    "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
+        { cat "$tmp/run.log"; fail "conv2d $* on $cores cores"; }
+    grep -q "^y: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "conv2d $*: no passing check of y"; }
+    echo "ok: conv2d $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
+}
+# 3x3 same-padding, cin/cout not multiples of 16, two images, 2 cores
+check 2 "$small" --n 2 --cin 20 --h 13 --w 11 --cout 40 --pt 1 --pb 1 --pl 1 --pr 1
+# stride 2x1, dilation 2x3, asymmetric padding, fp32 output
+check 2 "$small" --n 3 --cin 48 --h 17 --w 9 --cout 24 --kh 3 --kw 2 --sh 2 --dh 2 --dw 3 --pt 2 --pl 1 --out f32
+# several pixel tiles, channel tiles and k-steps with tails (tm 64, tn 32, kc 5)
+check 2 "$small" --cin 64 --h 20 --w 20 --cout 64 --pt 1 --pb 1 --pl 1 --pr 1 --tm 64 --tn 32 --kc 5
+# 5x5 stride 2, 3 input channels, one core
+check 1 "$small" --cin 3 --h 16 --w 16 --cout 16 --kh 5 --kw 5 --sh 2 --sw 2 --pt 2 --pb 2 --pl 2 --pr 2
+check 1 "$small" --n 2 --cin 16 --h 7 --w 5 --cout 17 --kh 2 --kw 3 --out f32
+# 1x1 on the 24-core default machine (fewer units than cores on some)
+check 24 default --n 4 --cin 32 --h 8 --w 8 --cout 32 --kh 1 --kw 1
+
+# the check is live: a wrong golden file makes the run fail (exit 1)
+"$NPUSIM" ref conv2d --cin 64 --h 20 --w 20 --cout 64 --pt 1 --pb 1 --pl 1 --pr 1 --tm 64 --tn 32 --kc 5 \
+    --config "$small" --cores 2 --seed 99 -o "$tmp/alt" > "$tmp/ref.log" 2>&1 || fail "ref (other seed)"
+cp "$tmp/alt/y_ref.npy" "$tmp/c3/y_ref.npy"
+"$NPUSIM" run "$tmp/c3/launch.json" > "$tmp/run.log" 2>&1
+[ $? -eq 1 ] || fail "a wrong golden file did not fail the run"
+# a row longer than the kernel supports is refused by the generator
+"$NPUSIM" ref conv2d --kh 3 --pt 3 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "padding 3 with a 3-tap kernel accepted"
+grep -q "padding" "$tmp/ref.log" || fail "padding error not explained"
+echo "conv2d: all passed"
