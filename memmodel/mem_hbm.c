@@ -870,10 +870,21 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
         uint64_t m = ch->cq_nonempty;
         int s0 = start + 1 < nq ? start + 1 : 0;
         uint64_t hi = s0 ? m >> s0 << s0 : m, lo = s0 ? m & (((uint64_t)1 << s0) - 1) : 0;
-        for (uint64_t x = hi; x; x &= x - 1)
-            if (dq_try_bank(h, ch, t, __builtin_ctzll(x), bank, pos, cmd)) return 1;
-        for (uint64_t x = lo; x; x &= x - 1)
-            if (dq_try_bank(h, ch, t, __builtin_ctzll(x), bank, pos, cmd)) return 1;
+        /* the lower-bound test inline: most banks fail it; on the way, the
+         * least lower bound, so that a fruitless search also tells when to
+         * look again */
+        uint64_t mn = NEVER;
+        for (uint64_t x = hi; x; x &= x - 1) {
+            int b = __builtin_ctzll(x);
+            if (ch->cq_lb[b] <= t && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
+            if (ch->cq_lb[b] < mn) mn = ch->cq_lb[b];
+        }
+        for (uint64_t x = lo; x; x &= x - 1) {
+            int b = __builtin_ctzll(x);
+            if (ch->cq_lb[b] <= t && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
+            if (ch->cq_lb[b] < mn) mn = ch->cq_lb[b];
+        }
+        if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;   /* no bank was skipped as blocked */
         return 0;
     }
     for (int i = 1; i <= nq; i++) {
@@ -974,9 +985,13 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     if (drain && ch->nwq == 0) ch->drain_left = 0;
     if (issued || moved) return t + 1;
     uint64_t mn = NEVER;
-    for (int i = 0; i < h->nbank; i++)
-        if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < mn) mn = ch->cq_lb[i];
-    if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;   /* blocked banks were left out */
+    if (h->nbank <= 64 && ch->nref == 0 && ch->nrefb == 0) {
+        mn = ch->cq_min;                  /* kept by the search (a valid lower bound) */
+    } else {
+        for (int i = 0; i < h->nbank; i++)
+            if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < mn) mn = ch->cq_lb[i];
+        if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;   /* blocked banks were left out */
+    }
     if (mn < wake) wake = mn;
     if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
     for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
