@@ -2653,6 +2653,7 @@ static void do_line(asm_ctx *c, const line *ln)
                 continue;
             }
             if (*p == '"') q = '"';
+            else if (*p == '\'' && p[1] && p[2] == '\'') p += 2;   /* ';' as a character */
             else if (*p == ';') { semi = p; break; }
         }
         if (semi)
@@ -2813,35 +2814,33 @@ static void finish(asm_ctx *c)
         }
     qsort(o->syms, o->nsyms, sizeof *o->syms, sym_cmp);
     /* automatic sizes: a function runs to the next function (of any
-     * binding) or the end of its section; a label to the next symbol */
-    for (size_t i = 0; i < o->nsyms; i++) {
-        asm_sym *a = &o->syms[i];
-        uint64_t end = a->section == ASM_SEC_TEXT ? c->ntext * 8 : c->base[a->section] + size[a->section];
-        if (a->size != UINT64_MAX) {
-            if (a->addr + a->size > end || a->addr + a->size < a->addr)
+     * binding) or the end of its section; any other label to the next
+     * symbol at a higher address (so also not past its function's end).
+     * Walk groups of symbols at one address backwards: linear time. */
+    uint64_t next_any = 0, next_fn = 0;
+    for (size_t i = o->nsyms; i > 0;) {
+        size_t g = i - 1;
+        while (g > 0 && o->syms[g - 1].section == o->syms[i - 1].section &&
+               o->syms[g - 1].addr == o->syms[i - 1].addr)
+            g--;
+        const asm_sym *first = &o->syms[g];
+        uint64_t end = first->section == ASM_SEC_TEXT ? c->ntext * 8 : c->base[first->section] + size[first->section];
+        if (i == o->nsyms || o->syms[i].section != first->section)
+            next_any = next_fn = end;
+        int has_fn = 0;
+        for (size_t k = g; k < i; k++) {
+            asm_sym *a = &o->syms[k];
+            has_fn |= a->type == ASM_SYM_FUNC;
+            if (a->size == UINT64_MAX)
+                a->size = (a->type == ASM_SYM_FUNC ? next_fn : next_any) - a->addr;
+            else if (a->addr + a->size > end || a->addr + a->size < a->addr)
                 ERR(&c->cur, ".size %s: %llu bytes run past the end of its section", a->name,
                     (unsigned long long)a->size);
-            continue;
         }
-        uint64_t lim = end;
-        for (size_t j = i + 1; j < o->nsyms && o->syms[j].section == a->section; j++) {
-            const asm_sym *b = &o->syms[j];
-            if (b->addr <= a->addr)
-                continue;
-            if (a->type == ASM_SYM_FUNC && b->type != ASM_SYM_FUNC)
-                continue;
-            lim = b->addr;
-            break;
-        }
-        if (a->type != ASM_SYM_FUNC && a->section == ASM_SEC_TEXT) {
-            /* a local label also ends where its enclosing function ends */
-            for (size_t j = 0; j < o->nsyms; j++) {
-                const asm_sym *f = &o->syms[j];
-                if (f->section == ASM_SEC_TEXT && f->type == ASM_SYM_FUNC && f->addr > a->addr && f->addr < lim)
-                    lim = f->addr;
-            }
-        }
-        a->size = lim - a->addr;
+        next_any = first->addr;
+        if (has_fn)
+            next_fn = first->addr;
+        i = g;
     }
     /* entry */
     o->entry = 0;

@@ -407,9 +407,12 @@ START_TEST(comments_and_statements)
 {
     asm_output o;
     must("# full line\n  nop # trailing\n nop // c++ style\n nop; nop ; nop\n"
+         "li a0, ';'; li a1, '#'\n"
          ".rodata\n.ascii \"#not; a // comment\"\n",
          &o);
-    ck_assert_uint_eq(o.ntext, 5);
+    ck_assert_uint_eq(o.ntext, 7);
+    ck_assert_int_eq(word(&o, 5).imm, ';');
+    ck_assert_int_eq(word(&o, 6).imm, '#');
     ck_assert_uint_eq(o.data[ASM_SEC_RODATA].size, 18);
     asm_output_free(&o);
 }
