@@ -76,6 +76,7 @@ typedef struct hchan {
     uint16_t *rqb, *wqb;    /* bank of each rq / wq entry (a compact copy for scans) */
     int nrq, nwq, naq;
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
+    uint32_t *cq_row;       /* the row of each command (a compact copy for scans) */
     int *ncq;
     uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
     uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
@@ -379,7 +380,8 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
             ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
             ch->ncq = npu_calloc((size_t)h->nbank, sizeof *ch->ncq);
             ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
-            if (!ch->cq || !ch->ncq || !ch->cq_lb) goto oom;
+            ch->cq_row = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq_row);
+            if (!ch->cq || !ch->ncq || !ch->cq_lb || !ch->cq_row) goto oom;
         }
         for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = -1;
         ch->wake = NEVER;
@@ -413,7 +415,7 @@ void mem_hbm_free(mem_hbm *h)
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
             npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->aq); npu_free(ch->refb);
-            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb);
+            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row);
         }
     npu_free(h->ch);
     npu_free(h->pool);
@@ -798,6 +800,7 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
 {
     int cqd = h->cfg.ctrl.cmd_queue;
     int32_t *cq = &ch->cq[b * cqd];
+    const uint32_t *rows = &ch->cq_row[b * cqd];
     int n = ch->ncq[b];
     hbank *bk = &ch->bk[b];
     uint64_t lb = NEVER;
@@ -810,6 +813,9 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
          * ACTs can issue, all with the ready cycle already known */
         if (j && (bk->open_row < 0 ? (have & (1u << MC_ACT)) != 0
                                    : (have & (1u << MC_RD)) && (have & (1u << MC_WR)))) break;
+        /* past the head, a command to another row of an open bank would
+         * need a PRE, which only the head may have: skip it unloaded */
+        if (j && bk->open_row >= 0 && rows[j] != (uint32_t)bk->open_row) continue;
         hreq *r = &h->pool[cq[j]];
         int need = need_of(ch, r);
         if (need == MC_PRE) {
@@ -817,7 +823,7 @@ static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, in
             int cap = h->cfg.ctrl.row_hit_cap;
             if (cap && (int)bk->hits < cap) {
                 int pend = 0;
-                for (int k = j + 1; k < n && !pend; k++) pend = h->pool[cq[k]].row == (uint32_t)bk->open_row;
+                for (int k = j + 1; k < n && !pend; k++) pend = rows[k] == (uint32_t)bk->open_row;
                 if (pend) continue;
             }
         }
@@ -907,6 +913,8 @@ static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     classify(r, cmd, &ch->st);
     issue(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
     if (mem_cmd_is_col(cmd)) {
+        uint32_t *rows = &ch->cq_row[b * cqd];
+        memmove(rows + pos, rows + pos + 1, (size_t)(ch->ncq[b] - pos - 1) * sizeof *rows);
         q_remove(cq, &ch->ncq[b], pos);
         if (!ch->ncq[b] && b < 64) ch->cq_nonempty &= ~((uint64_t)1 << b);
         if (b < 64) ch->cq_room |= (uint64_t)1 << b;
@@ -970,6 +978,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
             if (dep) { ch->drain_left = 0; break; }
             ch->drain_left--;
         }
+        ch->cq_row[r->bank * k->cmd_queue + ch->ncq[r->bank]] = r->row;
         ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
         if (r->bank < 64) {
             ch->cq_nonempty |= (uint64_t)1 << r->bank;
