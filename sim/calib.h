@@ -7,7 +7,9 @@
  * the timing engine in perf mode on the given machine and takes the
  * steady-state cycles per instruction (the difference of a long and a short
  * run, so the prologue and the pipeline fill cancel). Tables of the chip the
- * default machine models (910B1) are judged against the bounds; tables of
+ * default machine models (910B1) are judged against the bounds; mmad and
+ * vector kernels (no GM traffic) run with the fixed GM port, data moves on
+ * the machine as given; tables of
  * other chips (910B3, 910-95) and instructions the ISA lacks are reported,
  * not judged. */
 #ifndef SIM_CALIB_H

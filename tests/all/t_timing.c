@@ -375,9 +375,3 @@ Suite *timing_suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
-
-/* placeholder until the calibration check lands in t_calib.c */
-Suite *calib_suite(void)
-{
-    return suite_create("calib");
-}
