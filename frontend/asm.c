@@ -2122,8 +2122,12 @@ static void do_equ(asm_ctx *c, const char *stmt, int col0, const char *args, int
     if (!s) { c->stop = 1; return; }
     asm_loc l = loc_at(c, col0 + (int)(np - stmt));
     if (s->kind == SY_LABEL || s->kind == SY_EQU || (s->kind == SY_SET && !is_set)) {
-        ERR(&l, "'%s' is already defined (at %s:%d)%s", name, s->def.file ? s->def.file : "?", s->def.line,
-            s->kind == SY_SET ? "; use .set to change it" : "");
+        if (s->def.file && !strcmp(s->def.file, "<command line>"))
+            ERR(&l, "'%s' is already defined by -D on the command line (use .ifndef %s to give a default)",
+                name, name);
+        else
+            ERR(&l, "'%s' is already defined (at %s:%d)%s", name, s->def.file ? s->def.file : "?",
+                s->def.line, s->kind == SY_SET ? "; use .set to change it" : "");
         return;
     }
     evalctx ev = {c, &l, NULL, 0};

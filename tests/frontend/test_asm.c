@@ -434,6 +434,9 @@ START_TEST(defines_and_parametric)
     ck_assert_str_eq(o.msgs[0].msg, "M must be a multiple of TILE");
     ck_assert_int_eq(o.msgs[0].line, 8);
     asm_output_free(&o);
+    ck_assert_int_ne(assemble(".equ M, 3\n", &o, &opts), NPU_OK);
+    ck_assert_ptr_nonnull(strstr(o.msgs[0].msg, "already defined by -D on the command line"));
+    asm_output_free(&o);
     ck_assert_int_eq(assemble(src, &o, NULL), NPU_OK);  /* defaults from .ifndef */
     ck_assert_int_eq(word(&o, 0).imm, 1);
     asm_output_free(&o);
