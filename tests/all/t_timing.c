@@ -352,6 +352,179 @@ START_TEST(t_determinism)
 }
 END_TEST
 
+struct obs_rec { int disp, exec, flagset, flagwait; uint64_t vstart, vend, rel_set, wait_seq; };
+static void obs_dispatch(void *u, int core, uint64_t seq, const sim_op *op, uint64_t cycle)
+{
+    (void)core; (void)seq; (void)op; (void)cycle;
+    ((struct obs_rec *)u)->disp++;
+}
+static void obs_exec(void *u, int core, int pipe, uint64_t seq, uint64_t pc, const isa_insn *in,
+                     uint64_t start, uint64_t end)
+{
+    struct obs_rec *r = u;
+    (void)core; (void)seq; (void)pc;
+    r->exec++;
+    if (pipe == ISA_PIPE_V && in->op == ISA_OP_VADD) {
+        r->vstart = start;
+        r->vend = end;
+    }
+}
+static void obs_flag(void *u, int core, int kind, int sp, int dp, int id, uint64_t cycle,
+                     uint64_t set_seq, uint64_t wait_seq)
+{
+    struct obs_rec *r = u;
+    (void)core; (void)sp; (void)dp; (void)id; (void)cycle;
+    if (kind == SIM_TM_FLAG_SET) {
+        r->flagset++;
+    } else {
+        r->flagwait++;
+        r->rel_set = set_seq;
+        r->wait_seq = wait_seq;
+    }
+}
+
+/* One GM -> UB move of 4096 bytes per core from a 512-aligned buffer. */
+static const char *gm_src =
+    "_start:\n la a1, buf\n li a2, 0\n li64 a3, 268435457\n li a4, 0\n"  /* ISA_DMA_CFG(1, 4096) */
+    " mov.gm2ub a2, a1, a3, a4\n halt\n"
+    ".bss\n.balign 512\nbuf:\n .space 4096\n";
+
+START_TEST(t_gm_fixed_port)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    ck_assert_uint_eq((uint64_t)ISA_DMA_CFG(1, 4096), 268435457u);
+    /* One core, move dispatched at 5. 8 requests of 512 B leave at the path
+     * width (100 B/cycle): at +0, 5, 10, ... 35. The port serves 50 B/cycle
+     * (10.24 cycles a request) from +0: the last is through at +81.92,
+     * answered at ceil(81.92) + 100 = +182; the move ends after the path
+     * latency: +202 -> 207. */
+    npu_sim *s = tmh_load(&m, gm_src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 207);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].gm_rd_bytes, 4096);
+    ck_assert_uint_eq(st->core[0].gm_requests, 8);
+    ck_assert_uint_eq(st->core[0].path_bytes[CFG_PATH_GM_UB], 4096);
+    /* memory stall: everything beyond latency 20 + 41 streaming cycles */
+    ck_assert_uint_eq(st->core[0].stall[ISA_PIPE_MTE2][SIM_STALL_MEMORY], 202 - 61);
+    npu_sim_free(s);
+
+    /* Two cores share the port: their 16 requests interleave (core 0
+     * first at equal times), 163.84 cycles of port time. Core 0's last is
+     * through at +153.6 -> answered +254 -> ends 5 + 274 = 279; core 1's at
+     * +163.84 -> +264 -> 5 + 284 = 289. Each core is slower than alone. */
+    s = tmh_load(&m, gm_src, 2);
+    ck_assert_uint_eq(tmh_cycles(s), 289);
+    st = tmh_stats(s);
+    ck_assert_uint_eq(st->core[0].cycles, 279);
+    ck_assert_uint_eq(st->core[1].cycles, 289);
+    npu_sim_free(s);
+
+    /* four cores: strictly slower again */
+    s = tmh_load(&m, gm_src, 4);
+    ck_assert_uint_gt(tmh_cycles(s), 289);
+    npu_sim_free(s);
+}
+END_TEST
+
+START_TEST(t_gm_hbm)
+{
+    /* the memory system behind the same interface: the default machine's
+     * L2 + HBM. More cores, more contention, and runs repeat exactly. */
+    cfg_machine m;
+    cfg_default(&m);
+    npu_sim *s = tmh_load(&m, gm_src, 1);
+    uint64_t one = tmh_cycles(s);
+    ck_assert_uint_gt(one, 5 + m.path[CFG_PATH_GM_UB].latency + 4096 / m.path[CFG_PATH_GM_UB].width);
+    ck_assert_uint_eq(tmh_cycles(s), one);
+    npu_sim_free(s);
+    s = tmh_load(&m, gm_src, 24);
+    uint64_t many = tmh_cycles(s);
+    ck_assert_uint_ge(many, one);
+    npu_sim_free(s);
+}
+END_TEST
+
+/* Double-buffered loop: MTE2 loads tile b while V works on tile 1-b, with
+ * per-buffer flags both ways. `loops` iterations of two tiles each. */
+static npu_sim *dbuf_kernel(const cfg_machine *m, int loops, int vrep)
+{
+    char src[2048];
+    snprintf(src, sizeof src,
+             "_start:\n la a1, buf\n li a2, 0\n li a3, 65536\n li64 a4, %" PRIu64 "\n li a5, 0\n"
+             " li64 a6, %" PRIu64 "\n li t0, %d\n"
+             " set_flag V, MTE2, 0\n set_flag V, MTE2, 1\n"
+             "loop:\n"
+             " wait_flag V, MTE2, 0\n mov.gm2ub a2, a1, a4, a5\n set_flag MTE2, V, 0\n"
+             " wait_flag V, MTE2, 1\n mov.gm2ub a3, a1, a4, a5\n set_flag MTE2, V, 1\n"
+             " wait_flag MTE2, V, 0\n vadd.f32 a2, a2, a2, a6\n set_flag V, MTE2, 0\n"
+             " wait_flag MTE2, V, 1\n vadd.f32 a3, a3, a3, a6\n set_flag V, MTE2, 1\n"
+             " addi t0, t0, -1\n bnez t0, loop\n"
+             " wait_flag V, MTE2, 0\n wait_flag V, MTE2, 1\n halt\n"
+             ".bss\n.balign 512\nbuf:\n .space 4096\n",
+             (uint64_t)ISA_DMA_CFG(1, 4096), vcfg(vrep), loops);
+    return tmh_load(m, src, 1);
+}
+
+START_TEST(t_double_buffer)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    tmh_set(&m, "vector.model_bank_conflicts=false");
+    /* a load takes 202 cycles on MTE2 (t_gm_fixed_port); a vadd of r
+     * repeats 2r on V. In the steady state a tile costs the slower stage:
+     * 8 more tiles (4 more loops) cost exactly 8 x max(202, 2r). */
+    const int reps[2] = { 128, 32 };
+    const uint64_t per_tile[2] = { 256, 202 };
+    for (int i = 0; i < 2; i++) {
+        npu_sim *s = dbuf_kernel(&m, 4, reps[i]);
+        uint64_t c4 = tmh_cycles(s);
+        npu_sim_free(s);
+        s = dbuf_kernel(&m, 8, reps[i]);
+        uint64_t c8 = tmh_cycles(s);
+        npu_sim_free(s);
+        ck_assert_msg(c8 - c4 == 8 * per_tile[i], "vadd x%d: 8 tiles took %" PRIu64 ", expected %" PRIu64,
+                      reps[i], c8 - c4, 8 * per_tile[i]);
+    }
+}
+END_TEST
+
+START_TEST(t_observer)
+{
+    /* the observer sees every instruction's dispatch and, for pipes, its
+     * exec interval; and the flag set that released each wait */
+    cfg_machine m;
+    tmh_test_machine(&m);
+    char src[1024];
+    prologue(src, sizeof src, 4);
+    strcat(src, " vadd.f32 a1, a2, a3, a4\n set_flag V, M, 0\n wait_flag V, M, 0\n halt\n");
+    npu_sim *s = tmh_load(&m, src, 1);
+    npu_diag d = {0};
+    ck_assert_int_eq(npu_sim_run(s, &(npu_run_opts){NPU_MODE_FUNC, 0, 0}, &d), NPU_OK);
+    ck_assert_int_eq(sim_cores_reset(s, &d), NPU_OK);
+    struct obs_rec rec = {0};
+    sim_timing_observer o = {0};
+    o.user = &rec;
+    o.on_dispatch = obs_dispatch;
+    o.on_exec = obs_exec;
+    o.on_flag = obs_flag;
+    sim_timing_opts to = {0, 0, &o};
+    sim_timing_stats st;
+    ck_assert_int_eq(sim_timing_run(s, &to, &st, &d), NPU_OK);
+    /* 5 prologue + vadd + set + wait + halt */
+    ck_assert_int_eq(rec.disp, 9);
+    ck_assert_int_eq(rec.exec, 3);   /* vadd, set_flag on V, wait_flag on M */
+    ck_assert_uint_eq(rec.vstart, 5);
+    ck_assert_uint_eq(rec.vend, 13);
+    ck_assert_int_eq(rec.flagset, 1);
+    ck_assert_int_eq(rec.flagwait, 1);
+    ck_assert_uint_eq(rec.rel_set, 6);   /* seq of the set_flag */
+    ck_assert_uint_eq(rec.wait_seq, 7);
+    sim_timing_stats_free(&st);
+    npu_sim_free(s);
+}
+END_TEST
+
 Suite *timing_suite(void)
 {
     Suite *s = suite_create("timing");
@@ -372,6 +545,10 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_watchdog);
     tcase_add_test(tc, t_timing_mode_same_cycles);
     tcase_add_test(tc, t_determinism);
+    tcase_add_test(tc, t_gm_fixed_port);
+    tcase_add_test(tc, t_gm_hbm);
+    tcase_add_test(tc, t_double_buffer);
+    tcase_add_test(tc, t_observer);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -28,7 +28,7 @@ void tmh_test_machine(cfg_machine *m)
         "path.ub_gm.width=100", "path.ub_gm.latency=20",
         "path.l1_l0a.width=256", "path.l1_l0a.latency=10",
         "timing.memory_model=fixed", "timing.gm_fixed_latency=100",
-        "timing.gm_fixed_bytes_per_cycle=50", "timing.gm_request_bytes=500",
+        "timing.gm_fixed_bytes_per_cycle=50", "timing.gm_request_bytes=512",
         "path.gm_ub.min_cycles=0", "path.ub_gm.min_cycles=0", "path.l1_l0a.min_cycles=0",
     };
     cfg_default(m);
