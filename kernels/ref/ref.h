@@ -94,6 +94,16 @@ static inline void ref_put(npy_tensor *t, int64_t i, double v)
     isa_fp_store(t->dtype, (uint8_t *)t->data + (size_t)i * (size_t)isa_dtype_size(t->dtype), v, ISA_RM_RNE, 1);
 }
 
+/* ---- 2:4 metadata in column panels ---------------------------------------------
+ * gemm_sparse.s loads, per k step, the metadata of one BN-column tile of B
+ * as one contiguous burst. So its metadata is cut into column panels of
+ * `panel` columns (a multiple of 16; the last panel narrower): panel p is
+ * the sim/sparse.h format of columns [p*panel, p*panel + w) alone (nibble
+ * g*ceil16(w) + c), and the panels are concatenated. panel >= n gives the
+ * plain sim/sparse.h format. meta: sim_sparsify_24's metadata of k x n. */
+uint64_t ref_sparse_panel_bytes(int k, int n, int panel);
+void ref_sparse_panels(const uint8_t *meta, int k, int n, int panel, uint8_t *out);
+
 /* ---- the commands ------------------------------------------------------------
  * `npusim ref` and `npusim sparsify` (argv[0] is the command name); return
  * a process exit code (0 ok, 1 failure, 2 usage). */

@@ -15,6 +15,9 @@
 #include "sim/sparse.h"
 
 #define DTB(x) (1u << ISA_DT_##x)
+/* gemm_sparse.s's tile width: its metadata comes in panels of this many
+ * columns (ref_sparse_panels). */
+#define SPARSE_BN 128
 
 /* Common options: m, n, k with limits. */
 static npu_status get_mnk(ref_ctx *c, const char *who, int64_t *m, int64_t *n, int64_t *k, npu_diag *d)
@@ -242,7 +245,7 @@ npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
     isa_dtype dt, out;
     npu_status st;
     if ((st = get_mnk(c, "gemm_sparse", &m, &n, &k, d)) ||
-        (st = ref_opt_dtype(c, "dtype", ISA_DT_F16, DTB(F16) | DTB(BF16) | DTB(S8), &dt, d)) ||
+        (st = ref_opt_dtype(c, "dtype", ISA_DT_F16, DTB(F16) | DTB(BF16), &dt, d)) ||
         (st = get_out(c, "gemm_sparse", dt, &out, d)))
         return st;
     if (k % 4)
@@ -285,16 +288,28 @@ npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
     gemm_tol(out, k / 2, lim, lim, &rtol, &atol, why, sizeof why);
     npy_free(&B);
     npy_free(&P);
+    {
+        /* the kernel reads the metadata in panels of its BN columns */
+        npy_tensor PM;
+        int64_t ps[1] = {(int64_t)ref_sparse_panel_bytes((int)k, (int)n, SPARSE_BN)};
+        if ((st = npy_alloc(&PM, ISA_DT_U8, 1, ps, d)))
+            goto fail;
+        ref_sparse_panels(M.data, (int)k, (int)n, SPARSE_BN, PM.data);
+        npy_free(&M);
+        M = PM;
+        ms[0] = ps[0];
+    }
     if ((st = ref_in(c, "A", &A, d)) || (st = ref_in(c, "BV", &V, d)) || (st = ref_in(c, "BM", &M, d)) ||
         (st = ref_out(c, "C", &C, rtol, atol, why, d)) || (st = ref_scalar(c, "m", m, d)) ||
         (st = ref_scalar(c, "n", n, d)) || (st = ref_scalar(c, "k", k, d)))
         goto fail;
-    if ((st = ref_define(c, "DT", dt, d)) || (st = ref_define(c, "ODT", out, d)))
+    if ((st = ref_define(c, "DT", dt, d)) || (st = ref_define(c, "ODT", out, d)) ||
+        (st = ref_define(c, "BN", SPARSE_BN, d)))
         goto fail;
     ref_kernel(c, "gemm_sparse.s");
-    ref_note(c, "gemm_sparse %s -> %s: C[%lld x %lld] = A[%lld x %lld] x sparse24(B)[%lld x %lld] (BV: %lld x %lld values, BM: %lld metadata bytes)",
+    ref_note(c, "gemm_sparse %s -> %s: C[%lld x %lld] = A[%lld x %lld] x sparse24(B)[%lld x %lld] (BV: %lld x %lld values, BM: %lld metadata bytes in panels of %d columns)",
              isa_dtype_name(dt), isa_dtype_name(out), (long long)m, (long long)n, (long long)m, (long long)k,
-             (long long)k, (long long)n, (long long)(k / 2), (long long)n, (long long)ms[0]);
+             (long long)k, (long long)n, (long long)(k / 2), (long long)n, (long long)ms[0], SPARSE_BN);
     return NPU_OK;
 fail:
     npy_free(&A);
