@@ -298,49 +298,52 @@ START_TEST(t_gemm_tile)
 END_TEST
 
 /* img2col + mmad vs a direct convolution. */
-START_TEST(t_img2col_conv)
+/* img2col + mmad of one dtype against a direct convolution. Feature map
+ * C1 = 2 channel blocks of C0, H = 5, W = 12; 3x3 kernel, stride (sw 1,
+ * sh 2), dilation (dw 2, dh 1), pads 1 on every side; 8 output channels.
+ * Small integers keep every sum exact, so the order does not matter. */
+static void conv_case(ut *u, int dt, uint64_t *fm, uint64_t *kc)
 {
-    ut *u = ut_new();
-    /* f16 feature map C = 2*16 channels (C1 = 2), H = 5, W = 12; 3x3 kernel, stride (sw 1, sh 2), dilation (dw 2, dh 1),
-     * pads l1 r1 t1 b1; Cout = 8 */
+    int s = isa_dtype_bytes(dt), C0 = 32 / s, acc = dt == ISA_DT_S8 ? ISA_DT_S32 : ISA_DT_F32;
     int C1 = 2, H = 5, W = 12, kh = 3, kw = 3, sw = 1, sh = 2, dw = 2, dh = 1, pl = 1, pr = 1, pt = 1, pb = 1, CO = 8;
     int ew = dw * (kw - 1) + 1, eh = dh * (kh - 1) + 1;
     int Wo = (W + pl + pr - ew) / sw + 1, Ho = (H + pt + pb - eh) / sh + 1, P = Ho * Wo;
-    int K = C1 * kh * kw * 16;
+    int K = C1 * kh * kw * C0;
     npu_rng r = {5};
-    float x[2][5][12][16], wt[8][2][3][3][16];
+    static double x[2][5][12][32], wt[8][2][3][3][32];
+    memset(u->ctx.buf[SIM_SP_L0B], 0, 65536);
     for (int c1 = 0; c1 < C1; c1++)
         for (int h = 0; h < H; h++)
             for (int w = 0; w < W; w++)
-                for (int c = 0; c < 16; c++) {
-                    x[c1][h][w][c] = (float)((int)(npu_rng_next(&r) % 7) - 3);
-                    ut_put_f16(sp(u, SIM_SP_L1, (uint64_t)(((c1 * H + h) * W + w) * 32 + c * 2)), x[c1][h][w][c]);
+                for (int c = 0; c < C0; c++) {
+                    x[c1][h][w][c] = (double)((int)(npu_rng_next(&r) % 7) - 3);
+                    isa_fp_store((isa_dtype)dt, sp(u, SIM_SP_L1, (uint64_t)(((c1 * H + h) * W + w) * 32 + c * s)), x[c1][h][w][c], ISA_RM_RNE, 0);
                 }
-    /* B = weights (K x CO) in L0B ZN: k index = ((c1*kh + i)*kw + j)*16 + c */
-    int N1 = 1;
+    /* B = weights (K x CO) in L0B ZN: k index = ((c1*kh + i)*kw + j)*C0 + c */
     for (int o = 0; o < CO; o++)
         for (int c1 = 0; c1 < C1; c1++)
             for (int i = 0; i < kh; i++)
                 for (int j = 0; j < kw; j++)
-                    for (int c = 0; c < 16; c++) {
-                        wt[o][c1][i][j][c] = (float)((int)(npu_rng_next(&r) % 5) - 2);
-                        int kk = ((c1 * kh + i) * kw + j) * 16 + c;
-                        ut_put_f16(sp(u, SIM_SP_L0B, (uint64_t)((kk / 16) * N1 + 0) * 512 + (uint64_t)(o * 16 + kk % 16) * 2), wt[o][c1][i][j][c]);
+                    for (int c = 0; c < C0; c++) {
+                        wt[o][c1][i][j][c] = (double)((int)(npu_rng_next(&r) % 5) - 2);
+                        int kk = ((c1 * kh + i) * kw + j) * C0 + c;
+                        isa_fp_store((isa_dtype)dt, sp(u, SIM_SP_L0B, (uint64_t)(kk / C0) * 512 + (uint64_t)(o * C0 + kk % C0) * (uint64_t)s),
+                                     wt[o][c1][i][j][c], ISA_RM_RNE, 0);
                     }
-    /* img2col.l0a: all P pixels, all K/16 k blocks */
+    /* img2col.l0a: all P pixels, all K/C0 k blocks */
     u->x[R_D] = 0; u->x[R_S0] = 0;
     u->x[R_S1] = (uint64_t)W | (uint64_t)H << 16 | (uint64_t)C1 << 32;
     u->x[R_CFG] = (uint64_t)kw | (uint64_t)kh << 8 | (uint64_t)sw << 16 | (uint64_t)sh << 24 | (uint64_t)dw << 32 |
                   (uint64_t)dh << 40 | (uint64_t)pl << 48 | (uint64_t)pr << 52 | (uint64_t)pt << 56 | (uint64_t)pb << 60;
-    u->x[R_R4] = 0 | (uint64_t)P << 16 | 0ull << 32 | (uint64_t)(K / 16) << 48;
-    uint64_t fm = u->x[R_S1], kc = u->x[R_CFG];
-    isa_insn in = ut_insn(ISA_OP_IMG2L0A, ISA_DT_F16, 0, 0);
+    u->x[R_R4] = 0 | (uint64_t)P << 16 | 0ull << 32 | (uint64_t)(K / C0) << 48;
+    *fm = u->x[R_S1];
+    *kc = u->x[R_CFG];
+    isa_insn in = ut_insn(ISA_OP_IMG2L0A, dt, 0, 0);
     ck_assert_msg(ut_run(u, &in) == NPU_OK, "%s", u->d.msg);
-    ck_assert_uint_eq(u->w.bytes, (uint64_t)((P + 15) / 16) * (uint64_t)(K / 16) * 512);
+    ck_assert_uint_eq(u->w.bytes, (uint64_t)((P + 15) / 16) * (uint64_t)(K / C0) * 512);
     u->x[R_D] = 0; u->x[R_S0] = 0; u->x[R_S1] = 0; u->x[R_CFG] = ISA_MM_CFG(P, K, CO, 1);
-    in = ut_insn(ISA_OP_MMAD, ISA_DT_F16, ISA_DT_F32, 0);
+    in = ut_insn(ISA_OP_MMAD, dt, acc, 0);
     ck_assert_msg(ut_run(u, &in) == NPU_OK, "%s", u->d.msg);
-    int M1 = (P + 15) / 16;
     for (int p = 0; p < P; p++)
         for (int o = 0; o < CO; o++) {
             double want = 0;
@@ -351,19 +354,31 @@ START_TEST(t_img2col_conv)
                         int h = ho * sh - pt + i * dh, w = wo * sw - pl + j * dw;
                         if (h < 0 || h >= H || w < 0 || w >= W)
                             continue;
-                        for (int c = 0; c < 16; c++)
-                            want += (double)x[c1][h][w][c] * (double)wt[o][c1][i][j][c];
+                        for (int c = 0; c < C0; c++)
+                            want += x[c1][h][w][c] * wt[o][c1][i][j][c];
                     }
-            float got = ut_get_f32(sp(u, SIM_SP_L0C, (uint64_t)(p / 16) * 1024 + (uint64_t)((p % 16) * 16 + o) * 4));
-            (void)M1;
-            ck_assert_msg((double)got == want, "conv pixel %d out %d: %g want %g", p, o, (double)got, want);
+            const uint8_t *cp = sp(u, SIM_SP_L0C, (uint64_t)(p / 16) * 1024 + (uint64_t)((p % 16) * 16 + o) * 4);
+            int32_t gi;
+            memcpy(&gi, cp, 4);
+            double got = acc == ISA_DT_S32 ? (double)gi : (double)ut_get_f32(cp);
+            ck_assert_msg(got == want, "conv %s pixel %d out %d: %g want %g", isa_dtype_suffix(dt), p, o, got, want);
         }
+}
+
+START_TEST(t_img2col_conv)
+{
+    ut *u = ut_new();
+    uint64_t fm, kc;
+    conv_case(u, ISA_DT_S8, &fm, &kc);
+    conv_case(u, ISA_DT_F32, &fm, &kc);
+    conv_case(u, ISA_DT_E5M2, &fm, &kc);
+    conv_case(u, ISA_DT_F16, &fm, &kc);
     /* img2col.l0b of a window: pixels [3, +20), k blocks [2, +4): fractal (kb, n1) at (kb*2 + n1)*512,
      * the same content as img2col.l0a's fractal (n1, kb) at (n1*4 + kb)*512 */
     u->x[R_S1] = fm; u->x[R_CFG] = kc;
     u->x[R_R4] = 3 | 20ull << 16 | 2ull << 32 | 4ull << 48;
     u->x[R_S0] = 0; u->x[R_D] = 0;
-    in = ut_insn(ISA_OP_IMG2L0A, ISA_DT_F16, 0, 0);
+    isa_insn in = ut_insn(ISA_OP_IMG2L0A, ISA_DT_F16, 0, 0);
     ck_assert_msg(ut_run(u, &in) == NPU_OK, "%s", u->d.msg);
     in = ut_insn(ISA_OP_IMG2L0B, ISA_DT_F16, 0, 0);
     u->x[R_D] = 0x8000;
@@ -380,7 +395,7 @@ START_TEST(t_img2col_conv)
     ck_assert_int_eq(ut_run(u, &in), NPU_EFAULT);
     ck_assert_msg(strstr(u->d.msg, "padding"), "%s", u->d.msg);
     u->x[R_CFG] &= ~(0xfull << 48);
-    u->x[R_R4] = 0 | (uint64_t)(P + 1) << 16 | 0ull << 32 | 1ull << 48;
+    u->x[R_R4] = 0 | (uint64_t)(30 + 1) << 16 | 0ull << 32 | 1ull << 48;   /* 30 = Ho*Wo pixels */
     ck_assert_int_eq(ut_run(u, &in), NPU_EFAULT);
     ut_free(u);
 }
