@@ -2,7 +2,9 @@
  * mode, on a scalar loop kernel (ALU, a scalar-buffer load/store pair and a
  * branch per iteration: address arithmetic as kernels do it). Prints
  * {"scalar_insns_per_s": N, ...} on stdout for scripts/bench.sh.
- * Usage: bench-scalar_bench [iterations] (default 20000000). */
+ * Usage: bench-scalar_bench [iterations [func|perf|step]] (default 20000000
+ * func). perf runs the timing engine; step drives sim_core_step alone (the
+ * executor's cost per instruction as the timing engine sees it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,11 @@ static double now(clockid_t id)
 int main(int argc, char **argv)
 {
     long iters = argc > 1 ? atol(argv[1]) : 20000000L;
+    const char *mode = argc > 2 ? argv[2] : "func";
+    if (iters <= 0 || (strcmp(mode, "func") && strcmp(mode, "perf") && strcmp(mode, "step"))) {
+        fprintf(stderr, "usage: bench-scalar_bench [iterations [func|perf|step]]\n");
+        return 2;
+    }
     npu_diag d;
     asm_output o;
     if (asm_assemble_mem(src, strlen(src), "scalar_bench.s", NULL, &o, &d)) {
@@ -61,7 +68,19 @@ int main(int argc, char **argv)
     uint64_t n = 0;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
-        if (npu_sim_run(s, &ro, &d)) {
+        npu_status st = NPU_OK;
+        if (!strcmp(mode, "step")) {
+            st = sim_place_args(s, &d);
+            if (!st)
+                st = sim_cores_reset(s, &d);
+            sim_op op;
+            while (!st && s->cores[0].state == SIM_CORE_RUNNING)
+                st = sim_core_step(s, 0, &op, &d);
+        } else {
+            ro.mode = !strcmp(mode, "perf") ? NPU_MODE_PERF : NPU_MODE_FUNC;
+            st = npu_sim_run(s, &ro, &d);
+        }
+        if (st) {
             fprintf(stderr, "scalar_bench: %s\n", d.msg);
             return 2;
         }
@@ -72,9 +91,9 @@ int main(int argc, char **argv)
             wall = dw;
         }
     }
-    printf("{\"scalar_insns_per_s\": %.0f, \"scalar_insns\": %llu, \"cpu_seconds\": %.3f, "
-           "\"wall_seconds\": %.3f}\n",
-           (double)n / best, (unsigned long long)n, best, wall);
+    printf("{\"scalar_insns_per_s\": %.0f, \"mode\": \"%s\", \"scalar_insns\": %llu, "
+           "\"cpu_seconds\": %.3f, \"wall_seconds\": %.3f}\n",
+           (double)n / best, mode, (unsigned long long)n, best, wall);
     npu_sim_free(s);
     return 0;
 }

@@ -52,7 +52,10 @@ static void unload(npu_sim *s)
 {
     elf_free(&s->img);
     npu_free(s->text);
+    npu_free(s->tpipe);
+    npu_free(s->tcost);
     s->text = NULL;
+    s->tpipe = s->tcost = NULL;
     s->ntext = 0;
     s->loaded = 0;
     npu_sim_clear_args(s);
@@ -84,11 +87,19 @@ static npu_status load_image(npu_sim *s, const char *name, npu_diag *d)
     if (!s->text)
         return npu_errf(d, NPU_ENOMEM, "%s: out of memory for %zu instructions", name,
                         s->img.ntext);
-    for (size_t i = 0; i < s->img.ntext; i++) {
+    s->tpipe = npu_calloc(s->img.ntext + 1, 1);
+    s->tcost = npu_calloc(s->img.ntext + 1, 1);
+    if (!s->tpipe || !s->tcost)
+        return npu_errf(d, NPU_ENOMEM, "%s: out of memory for %zu instructions", name,
+                        s->img.ntext);
+    for (size_t i = 0; i <= s->img.ntext; i++) {
         npu_diag tmp;
         /* a word that does not decode stays INVALID: faults only if run */
-        if (isa_decode(s->img.text[i], &s->text[i].in, &tmp))
+        if (i == s->img.ntext || isa_decode(s->img.text[i], &s->text[i].in, &tmp))
             memset(&s->text[i].in, 0, sizeof s->text[i].in);
+        const isa_info *ii = isa_info_of(s->text[i].in.op);
+        s->tpipe[i] = (uint8_t)isa_insn_pipe(&s->text[i].in);
+        s->tcost[i] = (uint8_t)(ii ? ii->cost : ISA_COST_SYS);
     }
     s->ntext = s->img.ntext;
     s->text_end = (uint64_t)s->ntext * 8;

@@ -245,6 +245,8 @@ struct npu_sim {
                                      * (ISA_OP_INVALID) so running off the end of
                                      * .text faults without a bounds check */
     size_t ntext;
+    uint8_t *tpipe, *tcost;         /* per instruction (ntext + 1): isa_insn_pipe and the
+                                     * row's cost class, precomputed for sim_core_step */
     uint64_t text_end;              /* ntext * 8: also the initial ra, so that the
                                      * entry function returning ends the core */
     uint64_t entry;
