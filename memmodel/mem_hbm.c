@@ -611,7 +611,7 @@ static int active_in(const mem_hbm *h, const hchan *ch, int pc, int bank)
 
 /* The refresh-related row command that is due (PRE/PREA/REFA/REFB), its
  * target and ready cycle. 0 if no refresh is pending. */
-static int refresh_cmd(const mem_hbm *h, const hchan *ch, int *cmd, int *pc, int *bank, uint64_t *rt)
+static int refresh_cmd(const mem_hbm *h, const hchan *ch, uint64_t t, int *cmd, int *pc, int *bank, uint64_t *rt)
 {
     if (ch->nref) {
         int p = ch->refq[0];
@@ -621,9 +621,21 @@ static int refresh_cmd(const mem_hbm *h, const hchan *ch, int *cmd, int *pc, int
         } else if (h->cfg.hbm.refresh_prea) {
             *cmd = MC_PREA; *bank = -1;
         } else {
+            /* one PRE per open bank: the first (in bank order) whose PRE is
+             * ready now, else the one ready soonest (DRAMSim3's choice) */
+            uint64_t best = NEVER;
+            int bb = -1;
             *cmd = MC_PRE;
-            for (int i = 0; i < h->nbpc; i++)
-                if (ch->bk[p * h->nbpc + i].open_row >= 0) { *bank = p * h->nbpc + i; break; }
+            for (int i = 0; i < h->nbpc; i++) {
+                int b = p * h->nbpc + i;
+                if (ch->bk[b].open_row < 0) continue;
+                uint64_t r = ready_at(h, ch, MC_PRE, p, b / h->cfg.hbm.banks, b);
+                if (r <= t) { bb = b; best = r; break; }
+                if (r < best) { best = r; bb = b; }
+            }
+            *bank = bb;
+            *rt = best;
+            return 1;
         }
     } else if (ch->nrefb) {
         int b = ch->refb[0];
@@ -748,7 +760,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
     if (h->cfg.ctrl.dual_cmd || !col_issued) {
         int rc, rp, rb, row_issued = 0;
         uint64_t rt;
-        if (refresh_cmd(h, ch, &rc, &rp, &rb, &rt)) {
+        if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
             int closing = rc == MC_PRE || rc == MC_PREA;
             if (closing && active_in(h, ch, rp, rc == MC_PRE ? rb : -1)) {
                 /* waits for the active buffer's column commands (an issue wakes us) */
@@ -931,7 +943,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int issued = 0, cls = -1;
     int rc, rp, rb;
     uint64_t rt;
-    if (refresh_cmd(h, ch, &rc, &rp, &rb, &rt)) {
+    if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
         if (rt <= t) {
             issue(h, chan, t, rc, rp, rb >= 0 ? rb / h->cfg.hbm.banks : -1, rb, 0);
             refresh_issued(ch, rc);
