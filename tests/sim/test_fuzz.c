@@ -145,7 +145,7 @@ Suite *fuzz_suite(void)
     Suite *s = suite_create("fuzz");
     TCase *tc = tcase_create("fuzz");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, random_programs_never_crash, 0, 5);
+    tcase_add_loop_test(tc, random_programs_never_crash, 0, getenv("FUZZ_ROUNDS") ? atoi(getenv("FUZZ_ROUNDS")) : 5);
     suite_add_tcase(s, tc);
     return s;
 }
