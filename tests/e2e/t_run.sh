@@ -108,6 +108,18 @@ printf '    .text\n    .globl main\nmain:\n    j main\n' > "$tmp/spin.s"
 grep -q "watchdog: 1000 instructions retired without ending" "$tmp/err.txt" \
     || { cat "$tmp/err.txt"; fail "watchdog message"; }
 
+# the machine config reaches the run: a smaller scalar buffer moves the stack
+printf '    .text\n    .globl main\nmain:\n    sd zero, -8(sp)\n    ld zero, 8184(zero)\n    halt\n' > "$tmp/sb.s"
+"$NPUSIM" asm "$tmp/sb.s" -o "$tmp/sb.elf" || fail "assemble sb"
+"$NPUSIM" run "$tmp/sb.elf" --mode func --cores 1 > /dev/null 2>&1 || fail "sb run on the default machine"
+"$NPUSIM" run "$tmp/sb.elf" --mode func --cores 1 --set core.sdata.size=4K 2> "$tmp/err.txt"
+[ $? -eq 2 ] || { cat "$tmp/err.txt"; fail "--set core.sdata.size did not shrink the scalar buffer"; }
+grep -q "ld zero, 8184(zero): scalar buffer read \[0x1ff8, +8) outside the scalar buffer (4096 bytes)" \
+    "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "scalar buffer fault with --set"; }
+"$NPUSIM" run "$tmp/sb.elf" --mode func --set no.such.key=1 2> "$tmp/err.txt"
+[ $? -eq 2 ] || fail "unknown config key exit status"
+grep -q "no.such.key" "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "unknown config key not named"; }
+
 # the same run from a launch file (paths relative to the file)
 cat > "$tmp/launch.json" <<'JSON'
 {
