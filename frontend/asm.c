@@ -122,7 +122,9 @@ typedef struct asm_ctx {
     size_t nfix, capfix;
     asm_loc cur;              /* location of the statement being processed */
     int final;                /* evaluating in the final pass */
-    int fixcol;               /* inside a pseudo expansion: report this column */
+    int fixcol;               /* inside a pseudo expansion: its mnemonic's column */
+    const int *colmap;        /* ... and the source column of each expansion byte */
+    size_t colmap_n;
     uint64_t base[ASM_SEC_COUNT];
 } asm_ctx;
 
@@ -190,6 +192,14 @@ static void add_msg(asm_ctx *c, const asm_loc *l, int warn, const char *fmt, ...
         snprintf(buf + k, sizeof buf - k, " (in macro '%s' called at %s:%d)", l->macro,
                  l->call_file ? l->call_file : "?", l->call_line);
     }
+    /* a pseudo-instruction's operand appears in each instruction it expands
+     * to: report a problem with it once */
+    if (o->nmsgs && l) {
+        const asm_msg *p = &o->msgs[o->nmsgs - 1];
+        if (p->line == l->line && p->col == l->col && p->msg && !strcmp(p->msg, buf) && p->file &&
+            l->file && !strcmp(p->file, l->file))
+            return;
+    }
     m->msg = npu_strdup(buf);
     m->file = npu_strdup(l && l->file ? l->file : "<input>");
     m->line = l ? l->line : 0;
@@ -210,8 +220,12 @@ static void add_msg(asm_ctx *c, const asm_loc *l, int warn, const char *fmt, ...
 static asm_loc loc_at(asm_ctx *c, int col)
 {
     asm_loc l = c->cur;
-    l.col = c->fixcol ? c->fixcol : col;
-    l.colfixed = c->fixcol != 0;
+    l.col = col;
+    if (c->fixcol) {
+        /* expansion columns are 1 + the byte's index in the expansion */
+        l.col = col >= 1 && (size_t)(col - 1) < c->colmap_n ? c->colmap[col - 1] : c->fixcol;
+        l.colfixed = 1;
+    }
     return l;
 }
 
@@ -2237,6 +2251,28 @@ static void do_pseudo(asm_ctx *c, const pseudo *ps, const char *stmt, int col0, 
         return;
     }
     npu_buf b = {0};
+    /* map[i]: the source column of expansion byte i (an operand's own
+     * column for substituted text, the mnemonic's for the template) */
+    size_t cap = 256, n = 0;
+    int *map = npu_malloc(cap * sizeof *map);
+    int col = c->cur.col;
+    if (!map) {
+        c->stop = 1;
+        return;
+    }
+#define PUT(ptr, len, srccol_expr)                                            \
+    do {                                                                       \
+        npu_buf_append(&b, (ptr), (len));                                      \
+        for (size_t q_ = 0; q_ < (len); q_++) {                                \
+            if (n == cap) {                                                    \
+                int *nm_ = npu_realloc(map, cap * 2 * sizeof *nm_);            \
+                if (!nm_) { b.oom = 1; break; }                                \
+                map = nm_;                                                     \
+                cap *= 2;                                                      \
+            }                                                                  \
+            map[n++] = (srccol_expr);                                          \
+        }                                                                      \
+    } while (0)
     for (const char *p = ps->expansion; *p;) {
         if (is_id0((unsigned char)*p)) {
             size_t k = word_len(p);
@@ -2250,37 +2286,46 @@ static void do_pseudo(asm_ctx *c, const pseudo *ps, const char *stmt, int col0, 
             if (hit >= 0) {
                 const char *s = skipws(av[hit]);
                 size_t L = (size_t)(av[hit] + al[hit] - s);
-                npu_buf_append(&b, s, L);
+                int c0 = col0 + (int)(s - stmt);
+                PUT(s, L, c0 + (int)q_);
             } else {
-                npu_buf_append(&b, p, k);
+                PUT(p, k, col);
             }
             p += k;
         } else {
-            npu_buf_append(&b, p, 1);
+            PUT(p, (size_t)1, col);
             p++;
         }
     }
+#undef PUT
     npu_buf_append(&b, "", 1);
     if (b.oom) {
         npu_buf_free(&b);
+        npu_free(map);
         c->stop = 1;
         return;
     }
-    /* assemble each expansion statement at the pseudo's column */
+    /* assemble each expansion statement; columns map back to the source */
     char *s = (char *)b.data;
-    int col = c->cur.col, saved = c->fixcol;
-    if (!saved)
-        c->fixcol = col;
+    int saved = c->fixcol;
+    const int *saved_map = c->colmap;
+    size_t saved_n = c->colmap_n;
+    c->fixcol = col;
+    c->colmap = map;
+    c->colmap_n = n;
     while (s) {
         char *semi = strchr(s, ';');
         if (semi)
             *semi = 0;
         c->cur.col = col;
-        do_statement(c, s, col);
+        do_statement(c, s, 1 + (int)(s - (char *)b.data));
         s = semi ? semi + 1 : NULL;
     }
     c->fixcol = saved;
+    c->colmap = saved_map;
+    c->colmap_n = saved_n;
     npu_buf_free(&b);
+    npu_free(map);
 }
 
 static void do_directive(asm_ctx *c, const char *stmt, int col0, const char *dir, size_t dl, const char *args)

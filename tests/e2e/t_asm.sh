@@ -62,7 +62,7 @@ rc=$?
 [ -e "$tmp/bad.elf" ] && fail "an ELF was written despite errors"
 grep -q "bad.s:3:18: error: immediate 70000000000 out of range -2147483648..2147483647" "$tmp/bad.txt" || fail "range error"
 grep -q "bad.s:4:5: error: unknown mnemonic 'frob'" "$tmp/bad.txt" || fail "mnemonic error"
-grep -q "bad.s:5:5: error: undefined symbol 'nowhere'" "$tmp/bad.txt" || fail "undefined symbol error"
+grep -q "bad.s:5:7: error: undefined symbol 'nowhere'" "$tmp/bad.txt" || fail "undefined symbol error"
 grep -qx "      addi a0, a1, 70000000000" "$tmp/bad.txt" || fail "source line not shown"
 grep -qx "                   ^" "$tmp/bad.txt" || fail "caret not under the column"
 grep -q "3 errors" "$tmp/bad.txt" || fail "error count"

@@ -563,8 +563,8 @@ START_TEST(error_classes)
     FAILS_WITH("lih a0, 70000\n", "immediate 70000 out of range 0..65535", 1, 9);
     FAILS_WITH("slli a0, a0, 64\n", "out of range 0..63", 1, 14);
     FAILS_WITH("li a0, 1 << 50\n", "use li64", 1, 8);
-    FAILS_WITH("j nowhere\n", "undefined symbol 'nowhere'", 1, 1); /* pseudo: at its mnemonic */
-    FAILS_WITH("bnez a0, 1b\n", "undefined local label 1b", 1, 1);
+    FAILS_WITH("j nowhere\n", "undefined symbol 'nowhere'", 1, 3); /* pseudo: at the operand */
+    FAILS_WITH("bnez a0, 1b\n", "undefined local label 1b", 1, 10);
     FAILS_WITH("x: nop\nx: nop\n", "duplicate label 'x' (first defined at t.s:1)", 2, 1);
     FAILS_WITH("  .frob 1\n", "unknown directive '.frob'", 1, 3);
     FAILS_WITH("vadd.f64 a0, a1, a2, a3\n", "bad dtype suffix .f64", 1, 6);
@@ -608,7 +608,9 @@ START_TEST(error_classes)
     FAILS_WITH(".align 3\n", "power of two", 1, 8);
     FAILS_WITH(".include \"/nonexistent/x.inc\"\n", "file not found", 1, 10);
     FAILS_WITH("mv a0\n", "mv: expected 2 operands", 1, 0);
-    FAILS_WITH("la a0, nowhere\n", "undefined symbol 'nowhere'", 1, 1);
+    FAILS_WITH("la a0, nowhere\n", "undefined symbol 'nowhere'", 1, 8);
+    FAILS_WITH("li64 a0, 1 / 0\n", "division by zero", 1, 10);
+    FAILS_WITH("bgt a0, q1, x\nx:\n", "expected a register", 1, 9);
     FAILS_WITH(".section .weird\n", "unknown section", 1, 10);
     FAILS_WITH(".error \"stop here\"\n", "stop here", 1, 1);
 }
