@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" { /* npu_util.h too: its npu_diag helpers are C functions */
+#endif
+
 #include "isa/npu_util.h"
 
 /* The machine config (frontend/config.h) and a tensor (frontend/npy.h):
@@ -128,5 +132,9 @@ void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
 /* `npusim run` (sim/cmd_run.c): argv[0] is "run". Prints; returns the exit
  * status (0 pass, 1 mismatch, 2 bad input or fault). */
 int sim_cmd_run(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
