@@ -570,13 +570,21 @@ START_TEST(t_vconv_all_pairs)
             int E = 256 / NPU_MAX(ss, ds);
             for (int i = 0; i < 2048; i++)
                 *ut_ub(u, 0x1000 + (unsigned)i) = (uint8_t)npu_rng_next(&rng);
+            /* the first elements of repeat 0: boundary values of every range and rounding */
+            static const double bnd[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.5, 2.5, -2.5, 0.5, 127.5, -128.5, 255.5,
+                                         256.0, -129.0, 32767.5, -32768.5, 65535.5, 65536.0, 65504.0, 65520.0, 448.0,
+                                         464.0, 57344.0, 61440.0, 2147483520.0, 2147483648.0, -2147483904.0,
+                                         4294967296.0, 0x1p-24, 0x1p-25, 0x1.8p-25, 0x1p-126, 0x1p-149, 0x1p-10,
+                                         3.0e38, -1.0};
+            for (size_t q = 0; q < NPU_ARRAY_LEN(bnd) && (int)q < E; q++)
+                isa_fp_store((isa_dtype)from, ut_ub(u, 0x1000 + (unsigned)(q * (size_t)ss)), bnd[q], ISA_RM_RNE, 1);
             memset(ut_ub(u, 0x4000), 0x5a, 4096);
             /* 2 repeats; src rep stride = its blocks per repeat, dst blk stride 2 */
             int sblk = E * ss / 32, dblk = E * ds / 32;
             u->x[R_D] = 0x4000; u->x[R_S0] = 0x1000;
             u->x[R_CFG] = ISA_VCFG(2, 2, 1, 1, 2 * dblk, sblk, 8);
-            for (int mod = 0; mod <= 8; mod += 8) {
-                isa_insn in = ut_insn(ISA_OP_VCONV, from, to, mod | ISA_RND_RN);
+            for (int mod = 0; mod <= 12; mod = (mod & 7) == 4 ? (mod & 8) + 8 : mod + 1) {
+                isa_insn in = ut_insn(ISA_OP_VCONV, from, to, mod);
                 ck_assert_msg(ut_run(u, &in) == NPU_OK, "%s", u->d.msg);
                 ck_assert_uint_eq(u->w.elems, 2u * (unsigned)E);
                 for (int r = 0; r < 2; r++)
@@ -585,9 +593,9 @@ START_TEST(t_vconv_all_pairs)
                         int epb = 32 / ds;
                         const uint8_t *dp = ut_ub(u, 0x4000 + (unsigned)(r * 2 * dblk * 32 + (i / epb) * 64 + (i % epb) * ds));
                         uint8_t want[4];
-                        isa_fp_store((isa_dtype)to, want, isa_fp_load((isa_dtype)from, sp), ISA_RM_RNE, mod != 0);
-                        ck_assert_msg(memcmp(want, dp, (size_t)ds) == 0, "vconv %s->%s elem %d", isa_dtype_suffix(from),
-                                      isa_dtype_suffix(to), i);
+                        isa_fp_store((isa_dtype)to, want, isa_fp_load((isa_dtype)from, sp), mod & 7, (mod & 8) != 0);
+                        ck_assert_msg(memcmp(want, dp, (size_t)ds) == 0, "vconv %s->%s mod %d elem %d", isa_dtype_suffix(from),
+                                      isa_dtype_suffix(to), mod, i);
                     }
                 /* gaps (odd blocks) untouched */
                 ck_assert_uint_eq(*ut_ub(u, 0x4000 + 32), 0x5a);
