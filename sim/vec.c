@@ -174,12 +174,12 @@ static void bank_conflicts(const vjob *j, sim_work *w)
                     rd[nrd++] = q;
                 }
             }
+            int bc = 0;
             for (int x = 0; x < nrd; x++)
                 for (int y = 0; y < x; y++)
-                    if (rd[x] != rd[y] && rd[x] % c->ub_banks == rd[y] % c->ub_banks) {
-                        w->bank_conflicts++;
-                        break;
-                    }
+                    if (rd[x] != rd[y] && rd[x] % c->ub_banks == rd[y] % c->ub_banks)
+                        bc = 1;
+            w->bank_conflicts += (uint32_t)bc;
             if (have_w) {
                 uint32_t wg = (uint32_t)(wq % c->ub_banks) % c->ub_bank_groups;
                 for (int x = 0; x < nrd; x++)
