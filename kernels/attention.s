@@ -32,7 +32,7 @@
 #   MTE3->MTE1 s P_t in L1          MTE1->MTE3 s P L1 slot free
 #   MTE1->M s   P_t, V_t in L0A/B   M->MTE1 s   L0A/L0B slots free
 #   M->FIX 2+s  PV_t in L0C         FIX->M 2+s  PV L0C slot free
-#   FIX->V 2+s  PV_t in UB          V->FIX 2+s  PV UB slot free
+#   FIX->V 2    PV_t in UB          V->FIX 2    PV UB buffer free
 #   V->MTE3 2   O ready             MTE3->V 2   O buffers free
 #   MTE3->MTE2 0 the zeroed V slots in L1 (once, at the start)
 
@@ -80,25 +80,28 @@
     .equ L1_P0, 0x8000
     .equ L1_P1, 0xa000
     # UB
+    # UB. A vector op never works in place: it reads one buffer and writes
+    # another whose 32-byte blocks sit in another bank group (block q is in
+    # group q % 16, so buffers that meet in one op are 128 or 256 bytes
+    # apart modulo 512): S and O at 0, X at 256, PV and CB at 128.
     .equ UB_S0, 0x00000          # scores, 64 x 64 fp32
     .equ UB_S1, 0x04000
-    .equ UB_PV0, 0x08000         # P V, 64 x HD fp32
-    .equ UB_PV1, 0x10000
-    .equ UB_PZ0, 0x18000         # P, fp16 ZZ fractals (4 per 16 rows)
-    .equ UB_PZ1, 0x1a000
-    .equ UB_O, 0x1c000           # the accumulator, 64 x HD fp32
-    .equ UB_CB, 0x24000          # causal bias, 64 x 64 fp32 (0 / -inf)
-    .equ UB_OUT, 0x28000         # fp16 output staging, 64 x HD
-    .equ UB_M, 0x2c000           # running max (64 fp32)
-    .equ UB_L, 0x2c100           # running sum
-    .equ UB_MX, 0x2c200          # tile row max
-    .equ UB_RS, 0x2c300          # tile row sum
-    .equ UB_AL0, 0x2c400         # alpha per slot
-    .equ UB_AL1, 0x2c500
-    .equ UB_MN, 0x2c600          # new max
-    .equ UB_BRM, 0x2c800         # broadcasts: one 32-byte block per row (2 KB)
-    .equ UB_BRA, 0x2d000
-    .equ UB_STAT_END, 0x2d800
+    .equ UB_PV, 0x08080          # P V, 64 x HD fp32 (one slot: see docs)
+    .equ UB_O, 0x10200           # the accumulator, 64 x HD fp32
+    .equ UB_X, 0x18300           # scratch: the other half of every op, output staging
+    .equ UB_PZ0, 0x20400         # P, fp16 ZZ fractals (4 per 16 rows)
+    .equ UB_PZ1, 0x22400
+    .equ UB_CB, 0x24480          # causal bias, 64 x 64 fp32 (0 / -inf)
+    .equ UB_M, 0x28600           # running max (64 fp32)
+    .equ UB_L, 0x28700           # running sum
+    .equ UB_MX, 0x28800          # tile row max
+    .equ UB_RS, 0x28900          # tile row sum
+    .equ UB_AL0, 0x28a00         # alpha per slot
+    .equ UB_AL1, 0x28b00
+    .equ UB_MN, 0x28c00          # new max
+    .equ UB_BRM, 0x28e00         # broadcasts: one 32-byte block per row (2 KB)
+    .equ UB_BRA, 0x29600
+    .equ UB_STAT_END, 0x29e00
 
 # Registers over the kernel: a0-a7 the arguments; s0 core id, s1 cores,
 # s2 unit, s3 units; per unit s4 bh, s5 q0, s6 nq, s7 key tiles, s8 tile t,
@@ -108,6 +111,11 @@
 .macro vcfgr rd, rep, dstblk=1, s0blk=1, s1blk=1, dstrep=8, s0rep=8, s1rep=8
     vcfg \rd, 0, \dstblk, \s0blk, \s1blk, \dstrep, \s0rep, \s1rep
     or \rd, \rd, \rep
+.endm
+.macro swap a, b
+    mv t0, \a
+    mv \a, \b
+    mv \b, t0
 .endm
 .macro maskall
     li t0, -1
@@ -229,11 +237,14 @@
     vdup.f32 t3, t1, t2
 2:  maskall
     vcfgr t2, s6
-    vmuls.f32 t3, t3, a7, t2
+    li s11, UB_X                 # s11: the other buffer of the chain
+    vmuls.f32 s11, t3, a7, t2
+    swap t3, s11
 .if CAUSAL
     bne \j, s10, 3f
     li t4, UB_CB
-    vadd.f32 t3, t3, t4, t2
+    vadd.f32 s11, t3, t4, t2
+    swap t3, s11
 3:
 .endif
     li t4, UB_MX
@@ -255,9 +266,11 @@
     vbrcb.f32 t1, t6, t5
     maskall
     vcfgr t2, s6, 1, 1, 0, 8, 8, 1
-    vsub.f32 t3, t3, t1, t2
+    vsub.f32 s11, t3, t1, t2
+    swap t3, s11
     vcfgr t2, s6
-    vexp.f32 t3, t3, t2
+    vexp.f32 s11, t3, t2
+    swap t3, s11
     li t4, UB_RS
     vcadd.f32 t4, t3, t2
     vmaskc s6
@@ -348,19 +361,19 @@
     slli t0, t0, 10
     li t2, (HD * 4) << 32
     or t2, t2, t0
-    li t4, UB_PV0 + \s * (UB_PV1 - UB_PV0)
+    li t4, UB_PV
     wait_flag M, FIX, 2 + \s
-    wait_flag V, FIX, 2 + \s
+    wait_flag V, FIX, 2
     fix.l0c2ub.nd.f32.f32 t4, t3, t1, t2, zero
     set_flag FIX, M, 2 + \s
-    set_flag FIX, V, 2 + \s
+    set_flag FIX, V, 2
     # V: O = O * alpha + PV
     addi t0, s6, 7
     srli t0, t0, 3
     vcfgr t5, t0
     li t1, UB_BRA
     li t6, UB_AL0 + \s * (UB_AL1 - UB_AL0)
-    wait_flag FIX, V, 2 + \s
+    wait_flag FIX, V, 2
     vbrcb.f32 t1, t6, t5
     li t3, UB_O
     li ra, 0
@@ -369,17 +382,19 @@
     li t0, 64
     min s11, s11, t0
     masklanes s11
-    vcfgr t2, s6, 1, 1, 0, HD / 8, HD / 8, 1
-    vmul.f32 t3, t3, t1, t2
-    vcfgr t2, s6, 1, 1, 1, HD / 8, HD / 8, HD / 8
     slli t0, ra, 2
-    add t5, t4, t0
-    vadd.f32 t3, t3, t5, t2
+    add t5, t4, t0               # PV chunk
+    li t6, UB_X
+    add t6, t6, t0               # X chunk
+    vcfgr t2, s6, 1, 1, 0, HD / 8, HD / 8, 1
+    vmul.f32 t6, t3, t1, t2      # X = O * alpha
+    vcfgr t2, s6, 1, 1, 1, HD / 8, HD / 8, HD / 8
+    vadd.f32 t3, t6, t5, t2      # O = X + PV
     addi t3, t3, 256
     addi ra, ra, 64
     li t0, HD
     blt ra, t0, 3b
-    set_flag V, FIX, 2 + \s
+    set_flag V, FIX, 2
 .endm
 
     .text
@@ -449,7 +464,6 @@ attention:
     set_flag V, FIX, 0
     set_flag V, FIX, 1
     set_flag V, FIX, 2
-    set_flag V, FIX, 3
     set_flag MTE3, V, 0
     set_flag MTE3, V, 1
     set_flag MTE3, V, 2
@@ -539,7 +553,8 @@ attention:
     li t6, UB_L
     vbrcb.f32 t1, t6, t5
     li t3, UB_O
-    li t4, UB_OUT
+    li t6, UB_X
+    li t4, UB_O
     li ra, 0
 18: li t0, HD
     sub s11, t0, ra
@@ -547,16 +562,29 @@ attention:
     min s11, s11, t0
     masklanes s11
     vcfgr t2, s6, 1, 1, 0, HD / 8, HD / 8, 1
-    vdiv.f32 t3, t3, t1, t2
-.if F32OUT == 0
-    vcfgr t2, s6, 1, 1, 1, HD / 16, HD / 8, 8
-    vconv.f32.f16 t4, t3, t2
-.endif
+    vdiv.f32 t6, t3, t1, t2      # X = O / l
     addi t3, t3, 256
-    addi t4, t4, 128
+    addi t6, t6, 256
     addi ra, ra, 64
     li t0, HD
     blt ra, t0, 18b
+.if F32OUT == 0
+    # fp16 rows (pitch HD*2) over O, once every chunk of O has been read
+    li t6, UB_X
+    li ra, 0
+19: li t0, HD
+    sub s11, t0, ra
+    li t0, 64
+    min s11, s11, t0
+    masklanes s11
+    vcfgr t2, s6, 1, 1, 1, HD / 16, HD / 8, 8
+    vconv.f32.f16 t4, t6, t2
+    addi t6, t6, 256
+    addi t4, t4, 128
+    addi ra, ra, 64
+    li t0, HD
+    blt ra, t0, 19b
+.endif
     set_flag V, MTE3, 2
     mul t0, s4, a5
     add t0, t0, s5
@@ -568,9 +596,9 @@ attention:
     ori t1, t1, 1
     li t2, 0
 .if F32OUT
-    li t3, UB_O
+    li t3, UB_X
 .else
-    li t3, UB_OUT
+    li t3, UB_O
 .endif
     wait_flag V, MTE3, 2
     mov.ub2gm.f16 t0, t3, t1, t2
@@ -590,7 +618,6 @@ attention:
     wait_flag V, FIX, 0
     wait_flag V, FIX, 1
     wait_flag V, FIX, 2
-    wait_flag V, FIX, 3
     wait_flag MTE3, V, 0
     wait_flag MTE3, V, 1
     wait_flag MTE3, V, 2
