@@ -682,9 +682,15 @@ static void update_wmode(const mem_hbm *h, hchan *ch)
 /* Readiness of request r at t for FR-FCFS: 1 = its next command (r->need)
  * may issue now; 0 = not (then *wake gets when it might, unless it waits
  * for an event: a refresh, a hit-cap or an active-buffer release). */
-static int fr_eval(mem_hbm *h, hchan *ch, hreq *r, uint64_t t, uint64_t *wake, int in_active)
+static inline __attribute__((always_inline))
+int fr_eval(mem_hbm *h, hchan *ch, hreq *r, uint64_t t, uint64_t *wake, int in_active)
 {
     hbank *b = &ch->bk[r->bank];
+    /* fast path: a cached lower bound still in the future */
+    if (r->lb > t && r->epoch == b->epoch && (in_active || r->arrive < t)) {
+        if (r->lb < *wake) *wake = r->lb;
+        return 0;
+    }
     if (!in_active && r->arrive >= t) {         /* accepted this cycle: eligible next */
         if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
         return 0;
