@@ -183,6 +183,44 @@ START_TEST(vector_add_kernel)
 }
 END_TEST
 
+/* The same kernel in perf mode: identical numbers, cycles > 0, and the same
+ * cycles on a second run (determinism). */
+START_TEST(vector_add_perf_mode)
+{
+    npu_sim *s = t_sim_src(vadd_src, 2);
+    npu_diag d;
+    int64_t shape[1] = {256};
+    npy_tensor a, b, got;
+    mk_f32(&a, 1, shape);
+    mk_f32(&b, 1, shape);
+    for (int i = 0; i < 256; i++) {
+        ((float *)a.data)[i] = (float)i;
+        ((float *)b.data)[i] = 0.25f;
+    }
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "A", &a, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "B", &b, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    npu_run_opts o = {NPU_MODE_PERF, 0, 0};
+    npu_status st = npu_sim_run(s, &o, &d);
+    ck_assert_msg(st == NPU_OK, "%s", d.msg);
+    uint64_t cyc = npu_sim_cycles(s);
+    ck_assert_uint_gt(cyc, 0);
+    ck_assert_int_eq(npu_sim_get_output(s, "C", &got, &d), NPU_OK);
+    for (int i = 0; i < 256; i++)
+        ck_assert_float_eq(((float *)got.data)[i], (float)i + 0.25f);
+    npy_free(&got);
+    ck_assert_int_eq(npu_sim_run(s, &o, &d), NPU_OK);
+    ck_assert_uint_eq(npu_sim_cycles(s), cyc);
+    /* func mode has no time */
+    o.mode = NPU_MODE_FUNC;
+    ck_assert_int_eq(npu_sim_run(s, &o, &d), NPU_OK);
+    ck_assert_uint_eq(npu_sim_cycles(s), 0);
+    npy_free(&a);
+    npy_free(&b);
+    npu_sim_free(s);
+}
+END_TEST
+
 START_TEST(alloc_failures_are_clean)
 {
     /* every allocation of create/load/bind/run may fail: an error, never a crash */
@@ -214,6 +252,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, ninth_argument_in_param_block);
     tcase_add_test(tc, tensor_overrun_faults);
     tcase_add_test(tc, vector_add_kernel);
+    tcase_add_test(tc, vector_add_perf_mode);
     tcase_add_test(tc, alloc_failures_are_clean);
     suite_add_tcase(s, tc);
     return s;
