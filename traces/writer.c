@@ -7,6 +7,7 @@
  * close appends the index and footer and renames, so an interrupted run
  * leaves nothing under the requested name. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -19,6 +20,8 @@
 #ifndef TRC_ZLEVEL
 #define TRC_ZLEVEL 3
 #endif
+
+typedef struct wstat { npu_status status; npu_diag diag; } wstat;
 
 typedef struct idx_entry {
     uint64_t off, tmin, tmax, tend;
@@ -41,42 +44,61 @@ struct trc_writer {
     idx_entry *idx;
     size_t n_idx, cap_idx;
     uint64_t events;
-    npu_status status;          /* sticky */
-    npu_diag diag;
+    wstat ms;                   /* the caller's status (sticky) */
+    /* The compressor thread: flush_events hands a full chunk of events over
+     * (job) and the caller fills the other event buffer while the thread
+     * sorts, encodes, compresses and writes; so the caller's cost per event
+     * is a copy. Everything the thread touches (scratch, codec, raw, z, f,
+     * off, idx, ts) is the thread's while a job is out and the caller's
+     * after drain(). The output is the same bytes either way. */
+    int threaded;
+    pthread_t thr;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    trc_event *ev_spare;        /* the other event buffer */
+    int job_full, quit;
+    struct { trc_event *ev; size_t n; } job;
+    wstat ts;                   /* the thread's status, merged by drain() */
 };
 
+static npu_status failx(wstat *s, npu_status st, const char *fmt, const char *a)
+{
+    if (s->status == NPU_OK) {
+        s->status = st;
+        npu_errf(&s->diag, st, fmt, a);
+    }
+    return s->status;
+}
 static npu_status fail(trc_writer *w, npu_status st, const char *fmt, const char *a)
 {
-    if (w->status == NPU_OK) {
-        w->status = st;
-        npu_errf(&w->diag, st, fmt, a);
-    }
-    return w->status;
+    return failx(&w->ms, st, fmt, a);
 }
 
-static npu_status put(trc_writer *w, const void *p, size_t n)
+static npu_status putx(trc_writer *w, wstat *s, const void *p, size_t n)
 {
-    if (w->status != NPU_OK)
-        return w->status;
+    if (s->status != NPU_OK)
+        return s->status;
     if (n && fwrite(p, 1, n, w->f) != n)
-        return fail(w, NPU_EIO, "%s: write failed", w->tmp);
+        return failx(s, NPU_EIO, "%s: write failed", w->tmp);
     w->off += n;
     return NPU_OK;
 }
+static npu_status put(trc_writer *w, const void *p, size_t n) { return putx(w, &w->ms, p, n); }
 
 /* Write one chunk: header then payload, compressed when that is smaller. */
-static npu_status put_chunk(trc_writer *w, uint8_t type, const uint8_t *raw, size_t raw_len,
-                            uint32_t count, uint64_t tmin, uint64_t tmax, uint64_t tend)
+static npu_status put_chunkx(trc_writer *w, wstat *s, uint8_t type, const uint8_t *raw,
+                             size_t raw_len, uint32_t count, uint64_t tmin, uint64_t tmax,
+                             uint64_t tend)
 {
-    if (w->status != NPU_OK)
-        return w->status;
+    if (s->status != NPU_OK)
+        return s->status;
     if (raw_len > TRC_MAX_RAW)
-        return fail(w, NPU_EINVAL, "%s: a chunk payload exceeds the 64 MiB limit", w->tmp);
+        return failx(s, NPU_EINVAL, "%s: a chunk payload exceeds the 64 MiB limit", w->tmp);
     size_t need = compressBound((uLong)raw_len);
     if (need > w->z_cap) {
         uint8_t *nz = npu_realloc(w->z, need);
         if (!nz)
-            return fail(w, NPU_ENOMEM, "%s: out of memory for a chunk", w->tmp);
+            return failx(s, NPU_ENOMEM, "%s: out of memory for a chunk", w->tmp);
         w->z = nz;
         w->z_cap = need;
     }
@@ -99,14 +121,70 @@ static npu_status put_chunk(trc_writer *w, uint8_t type, const uint8_t *raw, siz
             size_t nc = w->cap_idx ? w->cap_idx * 2 : 64;
             idx_entry *ni = npu_realloc(w->idx, nc * sizeof *ni);
             if (!ni)
-                return fail(w, NPU_ENOMEM, "%s: out of memory for the index", w->tmp);
+                return failx(s, NPU_ENOMEM, "%s: out of memory for the index", w->tmp);
             w->idx = ni;
             w->cap_idx = nc;
         }
         w->idx[w->n_idx++] = (idx_entry){ w->off, tmin, tmax, tend, count, type };
     }
-    put(w, hb, sizeof hb);
-    return put(w, payload, plen);
+    putx(w, s, hb, sizeof hb);
+    return putx(w, s, payload, plen);
+}
+static npu_status put_chunk(trc_writer *w, uint8_t type, const uint8_t *raw, size_t raw_len,
+                            uint32_t count, uint64_t tmin, uint64_t tmax, uint64_t tend)
+{
+    return put_chunkx(w, &w->ms, type, raw, raw_len, count, tmin, tmax, tend);
+}
+
+/* ---- the compressor thread -------------------------------------------------- */
+static npu_status encode_put(trc_writer *w, wstat *s, trc_event *ev, size_t n);
+static void *compressor(void *arg)
+{
+    trc_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->job_full && !w->quit)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->job_full)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        if (w->ts.status == NPU_OK)
+            encode_put(w, &w->ts, w->job.ev, w->job.n);
+        pthread_mutex_lock(&w->mu);
+        w->job_full = 0;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Wait until the thread is idle; take over its error, if any. */
+static npu_status drain(trc_writer *w)
+{
+    if (!w->threaded)
+        return w->ms.status;
+    pthread_mutex_lock(&w->mu);
+    while (w->job_full)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    if (w->ts.status != NPU_OK && w->ms.status == NPU_OK)
+        w->ms = w->ts;
+    return w->ms.status;
+}
+
+static void stop_thread(trc_writer *w)
+{
+    if (!w->threaded)
+        return;
+    drain(w);
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thr, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->threaded = 0;
 }
 
 /* Stable merge sort by t0 (stability keeps arrival order for equal starts,
@@ -129,36 +207,58 @@ static void msort(trc_event *a, trc_event *tmp, size_t n)
         a[k++] = tmp[i++];
 }
 
-static npu_status flush_events(trc_writer *w)
+/* Sort, encode and write one chunk of events (on the compressor thread
+ * when there is one; errors go to s). */
+static npu_status encode_put(trc_writer *w, wstat *s, trc_event *ev, size_t n)
 {
-    if (w->status != NPU_OK || w->n_ev == 0)
-        return w->status;
-    msort(w->ev, w->scratch, w->n_ev);
+    msort(ev, w->scratch, n);
     trc_codec_reset(&w->codec);
     uint8_t *p = w->raw;
-    uint64_t tmin = w->ev[0].t0, tmax = w->ev[w->n_ev - 1].t0, tend = 0;
-    for (size_t i = 0; i < w->n_ev; i++) {
-        p = trc_encode(&w->codec, &w->ev[i], p);
+    uint64_t tmin = ev[0].t0, tmax = ev[n - 1].t0, tend = 0;
+    for (size_t i = 0; i < n; i++) {
+        p = trc_encode(&w->codec, &ev[i], p);
         if (!p)
-            return fail(w, NPU_ENOMEM, "%s: out of memory encoding a chunk", w->tmp);
-        uint64_t e = trc_event_end(&w->ev[i]);
+            return failx(s, NPU_ENOMEM, "%s: out of memory encoding a chunk", w->tmp);
+        uint64_t e = trc_event_end(&ev[i]);
         if (e > tend)
             tend = e;
     }
     if (tend < tmax)
         tend = tmax;
-    npu_status st = put_chunk(w, TRC_CH_EVENTS, w->raw, (size_t)(p - w->raw), (uint32_t)w->n_ev,
-                              tmin, tmax, tend);
+    return put_chunkx(w, s, TRC_CH_EVENTS, w->raw, (size_t)(p - w->raw), (uint32_t)n, tmin, tmax,
+                      tend);
+}
+
+static npu_status flush_events(trc_writer *w)
+{
+    if (w->ms.status != NPU_OK || w->n_ev == 0)
+        return w->ms.status;
+    size_t n = w->n_ev;
     w->n_ev = 0;
-    return st;
+    if (!w->threaded)
+        return encode_put(w, &w->ms, w->ev, n);
+    if (drain(w) != NPU_OK)
+        return w->ms.status;
+    pthread_mutex_lock(&w->mu);
+    w->job.ev = w->ev;
+    w->job.n = n;
+    w->job_full = 1;
+    trc_event *t = w->ev;
+    w->ev = w->ev_spare;
+    w->ev_spare = t;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NPU_OK;
 }
 
 static npu_status flush_disasm(trc_writer *w)
 {
-    if (w->status != NPU_OK || w->dis_count == 0)
-        return w->status;
+    if (w->ms.status != NPU_OK || w->dis_count == 0)
+        return w->ms.status;
     if (w->dis.oom)
         return fail(w, NPU_ENOMEM, "%s: out of memory for the disassembly", w->tmp);
+    if (drain(w) != NPU_OK)
+        return w->ms.status;
     npu_status st = put_chunk(w, TRC_CH_DISASM, w->dis.data, w->dis.len, w->dis_count, 0, 0, 0);
     w->dis.len = 0;
     w->dis_count = 0;
@@ -238,12 +338,13 @@ static int encode_meta(npu_buf *b, const trc_meta *m)
 
 static void free_writer(trc_writer *w)
 {
+    stop_thread(w);
     if (w->f)
         fclose(w->f);
     if (w->tmp)
         remove(w->tmp);
     npu_free(w->path); npu_free(w->tmp);
-    npu_free(w->ev); npu_free(w->scratch); npu_free(w->raw); npu_free(w->z);
+    npu_free(w->ev); npu_free(w->scratch); npu_free(w->raw); npu_free(w->ev_spare); npu_free(w->z);
     trc_codec_free(&w->codec);
     npu_buf_free(&w->dis);
     trc_map_free(&w->dis_seen);
@@ -272,7 +373,12 @@ trc_writer *trc_writer_open(const char *path, const trc_meta *meta, npu_diag *d)
     w->ev = npu_malloc(TRC_CHUNK_EVENTS * sizeof *w->ev);
     w->scratch = npu_malloc(TRC_CHUNK_EVENTS / 2 * sizeof *w->ev + sizeof *w->ev);
     w->raw = npu_malloc((size_t)TRC_CHUNK_EVENTS * TRC_MAX_RECORD);
-    if (!w->path || !w->tmp || !w->ev || !w->scratch || !w->raw) {
+    w->ev_spare = npu_malloc(TRC_CHUNK_EVENTS * sizeof *w->ev);
+    /* the z buffer is sized for the largest events chunk now, on this
+     * thread, so that the compressor thread does not allocate for it */
+    w->z_cap = compressBound((uLong)TRC_CHUNK_EVENTS * TRC_MAX_RECORD);
+    w->z = npu_malloc(w->z_cap);
+    if (!w->path || !w->tmp || !w->ev || !w->scratch || !w->raw || !w->ev_spare || !w->z) {
         npu_free(w->tmp);
         w->tmp = NULL;
         free_writer(w);
@@ -309,24 +415,35 @@ trc_writer *trc_writer_open(const char *path, const trc_meta *meta, npu_diag *d)
     else
         put_chunk(w, TRC_CH_META, mb.data, mb.len, 1, 0, 0, 0);
     npu_buf_free(&mb);
-    if (w->status != NPU_OK) {
-        if (d) *d = w->diag;
+    if (w->ms.status != NPU_OK) {
+        if (d) *d = w->ms.diag;
         free_writer(w);
         return NULL;
+    }
+    /* No thread (creation failed): the writer compresses inline. */
+    if (pthread_mutex_init(&w->mu, NULL) == 0) {
+        if (pthread_cond_init(&w->cv, NULL) == 0) {
+            if (pthread_create(&w->thr, NULL, compressor, w) == 0)
+                w->threaded = 1;
+            else
+                pthread_cond_destroy(&w->cv);
+        }
+        if (!w->threaded)
+            pthread_mutex_destroy(&w->mu);
     }
     return w;
 }
 
 npu_status trc_write(trc_writer *w, const trc_event *e)
 {
-    if (w->status != NPU_OK)
-        return w->status;
+    if (w->ms.status != NPU_OK)
+        return w->ms.status;
     if (e->kind == TRC_KIND_NONE || e->kind >= TRC_NKINDS)
         return fail(w, NPU_EINVAL, "%s: event of unknown kind", w->tmp);
     if ((trc_kind_slots(e->kind) & (1u << TRC_SLOT_PIPE)) && e->pipe > 7)
         return fail(w, NPU_EINVAL, "%s: event pipe out of range 0..7", w->tmp);
     if (w->n_ev >= w->chunk_events && flush_events(w) != NPU_OK)
-        return w->status;
+        return w->ms.status;
     /* Unused slots are not stored: clear them so the sort sees what the
      * reader will see. */
     trc_event c = { 0 };
@@ -350,8 +467,8 @@ npu_status trc_write(trc_writer *w, const trc_event *e)
 
 npu_status trc_writer_add_disasm(trc_writer *w, uint64_t pc, const char *text)
 {
-    if (w->status != NPU_OK)
-        return w->status;
+    if (w->ms.status != NPU_OK)
+        return w->ms.status;
     int fresh = 0;
     if (!trc_map_get(&w->dis_seen, pc, &fresh))
         return fail(w, NPU_ENOMEM, "%s: out of memory for the disassembly", w->tmp);
@@ -371,9 +488,9 @@ npu_status trc_writer_add_disasm(trc_writer *w, uint64_t pc, const char *text)
 
 npu_status trc_writer_error(const trc_writer *w, npu_diag *d)
 {
-    if (w->status != NPU_OK && d)
-        *d = w->diag;
-    return w->status;
+    if (w->ms.status != NPU_OK && d)
+        *d = w->ms.diag;
+    return w->ms.status;
 }
 
 uint64_t trc_writer_events(const trc_writer *w) { return w->events; }
@@ -383,7 +500,7 @@ npu_status trc_writer_set_chunk_events(trc_writer *w, uint32_t n)
     if (n < 1 || n > TRC_CHUNK_EVENTS)
         return fail(w, NPU_EINVAL, "%s: chunk size must be 1..16384 events", w->tmp);
     if (flush_events(w) != NPU_OK)
-        return w->status;
+        return w->ms.status;
     w->chunk_events = n;
     return NPU_OK;
 }
@@ -400,11 +517,14 @@ npu_status trc_writer_close(trc_writer *w, npu_diag *d)
         return npu_errf(d, NPU_EINVAL, "trc_writer_close: no writer");
     flush_events(w);
     flush_disasm(w);
+    stop_thread(w);     /* merges the thread's error */
+    if (w->ts.status != NPU_OK && w->ms.status == NPU_OK)
+        w->ms = w->ts;
     /* The index: one entry per chunk before it. */
     uint64_t idx_off = w->off;
     npu_buf ib = { 0 };
     uint64_t prev = 0;
-    for (size_t i = 0; i < w->n_idx && w->status == NPU_OK; i++) {
+    for (size_t i = 0; i < w->n_idx && w->ms.status == NPU_OK; i++) {
         const idx_entry *x = &w->idx[i];
         uint8_t v[64], *q = v;
         q = trc_put_uv(q, x->off - prev);
@@ -427,17 +547,17 @@ npu_status trc_writer_close(trc_writer *w, npu_diag *d)
     trc_put32(ft + 16, trc_crc(ft, 16));
     memcpy(ft + 20, trc_footer_magic, 4);
     put(w, ft, sizeof ft);
-    if (w->status == NPU_OK && fflush(w->f) != 0)
+    if (w->ms.status == NPU_OK && fflush(w->f) != 0)
         fail(w, NPU_EIO, "%s: write failed", w->tmp);
     FILE *f = w->f;
     w->f = NULL;
     if (fclose(f) != 0)
         fail(w, NPU_EIO, "%s: close failed", w->tmp);
-    if (w->status == NPU_OK && rename(w->tmp, w->path) != 0)
+    if (w->ms.status == NPU_OK && rename(w->tmp, w->path) != 0)
         fail(w, NPU_EIO, "%s: cannot rename the trace into place", w->path);
-    npu_status st = w->status;
+    npu_status st = w->ms.status;
     if (st != NPU_OK && d)
-        *d = w->diag;
+        *d = w->ms.diag;
     if (st == NPU_OK) {
         npu_free(w->tmp);
         w->tmp = NULL;
