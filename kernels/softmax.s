@@ -29,13 +29,27 @@
     .equ ES, 4
 .endif
     .equ LMAX, 8192             # 128 fp32 repeats: counter mode allows 255
+# No vector op works in place (a write into the bank group of a read costs
+# a cycle per beat): each op reads one buffer and writes another whose
+# blocks are 256 bytes further modulo 512 (UB block q is in bank group
+# q % 16). fp32: the row and a scratch row placed at that offset; fp16: two
+# fp32 work rows 256 bytes apart modulo 512.
+.if F16
+    .equ BUFB, 0x8000           # one tile buffer: 32 KB of fp16
+    .equ UB_BUF0, 0x00000
+    .equ UB_BUF1, 0x08000
+    .equ UB_W1, 0x10000         # the row in fp32
+    .equ UB_W2, 0x18100         # its partner
+.else
     .equ BUFB, 0x10000          # one tile buffer: 64 KB
     .equ UB_BUF0, 0x00000
     .equ UB_BUF1, 0x10000
-    .equ UB_WORK, 0x20000       # fp16 path: the row in fp32 (32 KB)
-    .equ UB_RED0, 0x28000       # reduction partials (ping)
-    .equ UB_RED1, 0x28400       # (pong)
-    .equ UB_BRC, 0x28800        # 8 blocks: block 0 = the row's max / sum
+    .equ UB_T, 0x20000          # scratch row (+ up to 512 B of offset)
+.endif
+    .equ UB_RED0, 0x29000       # reduction partials: 8 per repeat (4 KB)
+    .equ UB_RED1, 0x2a000       # (pong)
+    .equ UB_BRC, 0x2b000        # 8 blocks: block 0 = the row's max / sum
+    .equ UB_RED_END, 0x2b100
 
 # Registers kept over the kernel:
 #   s0 core id      s1 cores       s2 LP (padded len)   s3 UB row pitch
@@ -43,14 +57,16 @@
 #   s8 vcfg contiguous (f32)       s9 vcfg broadcast src1
 #   s10 ceil(len/64) (first-level partials)
 
-# reduce op: the row at register x (fp32, len elements) to one value at
-# UB_RED0 or UB_RED1, broadcast into block 0 of UB_BRC.
+# reduce gop, op, x: the fp32 row at register x (len elements) to one
+# value, broadcast into block 0 of UB_BRC. First per 32-byte block (vcgmax /
+# vcgadd: 1 cycle a repeat, 8 partials per repeat), then whole repeats
+# (vcmax / vcadd) over the partials until one is left.
 #   t3: partial count; t4/t5: ping-pong scratch addresses
-.macro reduce op, x
+.macro reduce gop, op, x
     vmaskc a3
     li t4, UB_RED0
-    \op t4, \x, s8
-    mv t3, s10
+    \gop t4, \x, s8
+    slli t3, s10, 3
     li t5, UB_RED1
 3:  li t0, 1
     ble t3, t0, 4f
@@ -92,16 +108,22 @@
     mv s11, a7
 5:
 .if F16
-    li t2, UB_WORK
+    li t2, UB_W1
+    li gp, UB_W2
     vmaskc a3
     vcfg t1, 1, 1, 1, 1, 8, 4, 8
     vconv.f16.f32 t2, s11, t1
-    row t2
+    row t2, gp
     vmaskc a3
     vcfg t1, 1, 1, 1, 1, 4, 8, 8
-    vconv.f32.f16 s11, t2, t1
+    vconv.f32.f16 s11, gp, t1
 .else
-    row s11
+    addi gp, s11, 256
+    andi gp, gp, 511
+    addi gp, gp, UB_T           # gp: scratch row, 256 B off s11 modulo 512
+    row s11, gp
+    vmaskc a3
+    vmov.f32 s11, gp, s8
 .endif
     add s11, s11, s3
     addi t6, t6, 1
@@ -123,16 +145,18 @@
 .endm
 
 # softmax of one fp32 row in place at register x
-.macro row x
-    reduce vcmax.f32, \x
+# softmax of the fp32 row at register x into the row at register y
+# (x is clobbered)
+.macro row x, y
+    reduce vcgmax.f32, vcmax.f32, \x
     li t0, UB_BRC
     vmaskc a3
-    vsub.f32 \x, \x, t0, s9
-    vexp.f32 \x, \x, s8
-    reduce vcadd.f32, \x
+    vsub.f32 \y, \x, t0, s9
+    vexp.f32 \x, \y, s8
+    reduce vcgadd.f32, vcadd.f32, \x
     li t0, UB_BRC
     vmaskc a3
-    vdiv.f32 \x, \x, t0, s9
+    vdiv.f32 \y, \x, t0, s9
 .endm
 
     .text
@@ -168,7 +192,7 @@ softmax:
     li t0, -1
     vmask t0, t0
     li t0, UB_RED0
-    vcfg t1, 9
+    vcfg t1, (UB_RED_END - UB_RED0) / 256
     vdup.f32 t0, zero, t1
     set_flag MTE3, MTE2, 0
     set_flag MTE3, MTE2, 1
