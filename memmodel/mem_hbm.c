@@ -814,7 +814,8 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
 /* ---- DRAMSim3 structure: transaction queue -> per-bank command queues -------------------- */
 /* First ready command of bank queue b (see the header); *lbp gets a lower
  * bound of the next ready cycle when none is. */
-static int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
+static inline __attribute__((always_inline))
+int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
 {
     int cqd = h->cfg.ctrl.cmd_queue;
     int32_t *cq = &ch->cq[b * cqd];
@@ -876,7 +877,8 @@ static int dq_blocked(const mem_hbm *h, const hchan *ch, int b)
 
 /* Round-robin search over bank queues from rr+1; the pointer moves with
  * the search as DRAMSim3's does. */
-static int dq_try_bank(mem_hbm *h, hchan *ch, uint64_t t, int b, int *bank, int *pos, int *cmd)
+static inline __attribute__((always_inline))
+int dq_try_bank(mem_hbm *h, hchan *ch, uint64_t t, int b, int *bank, int *pos, int *cmd)
 {
     if (ch->cq_lb[b] > t || dq_blocked(h, ch, b)) return 0;
     if (!dq_first_ready(h, ch, b, t, pos, cmd)) return 0;
