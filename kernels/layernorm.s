@@ -34,27 +34,32 @@
     .equ BUFB, 0xc000           # one tile buffer: 48 KB
     .equ UB_BUF0, 0x00000
     .equ UB_BUF1, 0x0c000
-    .equ UB_WORK, 0x18000       # the row in fp32 (fp16 path) / staging
-    .equ UB_SQ, 0x1c000         # squares of the centred row
-    .equ UB_GAMMA, 0x20000      # gamma in fp32
-    .equ UB_BETA, 0x24000       # beta in fp32
-    .equ UB_RED0, 0x28000       # reduction partials (ping)
-    .equ UB_RED1, 0x28400       # (pong)
-    .equ UB_BRC, 0x28800        # 8 blocks: block 0 = broadcast value
-    .equ UB_LEN, 0x28900        # len as s32, then as fp32 (lane 0)
+# No vector op works in place (a write into the bank group of a read costs
+# a cycle per beat): the chain alternates between the row and a partner
+# 256 bytes off modulo 512 (UB block q is in bank group q % 16).
+    .equ UB_WORK, 0x18000       # fp16: the row in fp32 (W1); fp32: scratch
+    .equ UB_W2, 0x1c100         # fp16: the partner of W1
+    .equ UB_GAMMA, 0x20200      # gamma in fp32
+    .equ UB_BETA, 0x24400       # beta in fp32
+    .equ UB_RED0, 0x28400       # reduction partials: 8 per repeat (2 KB)
+    .equ UB_RED1, 0x28c00       # (pong)
+    .equ UB_BRC, 0x28d00        # 8 blocks: block 0 = broadcast value
+    .equ UB_LEN, 0x28e00        # len as s32, then as fp32 (lane 0)
 
-# reduce op, x: sum / max of the fp32 row at register x (len elements) into
-# lane 0 of the scratch at t4. t3, t5 and t0 are clobbered.
-.macro reduce op, x
+# reduce x: sum of the fp32 row at register x (len elements) into lane 0
+# of the scratch at t4: vcgadd per 32-byte block (1 cycle a repeat, 8
+# partials per repeat), then vcadd over the partials until one is left.
+# t3, t5 and t0 are clobbered.
+.macro reduce x
     vmaskc a5
     li t4, UB_RED0
-    \op t4, \x, s8
-    mv t3, s10
+    vcgadd.f32 t4, \x, s8
+    slli t3, s10, 3
     li t5, UB_RED1
 3:  li t0, 1
     ble t3, t0, 4f
     vmaskc t3
-    \op t5, t4, s8
+    vcadd.f32 t5, t4, s8
     addi t3, t3, 63
     srli t3, t3, 6
     mv t0, t4
@@ -77,17 +82,17 @@
     vbrcb.f32 t0, t4, t1
 .endm
 
-# layernorm of one fp32 row in place at register x
-.macro row x
-    reduce vcadd.f32, \x
+# layernorm of the fp32 row at register x in place, with the partner row
+# at register y (clobbered)
+.macro row x, y
+    reduce \x
     mean_bcast
     bcast
     li t0, UB_BRC
     vmaskc a5
-    vsub.f32 \x, \x, t0, s9
-    li s2, UB_SQ
-    vmul.f32 s2, \x, \x, s8
-    reduce vcadd.f32, s2
+    vsub.f32 \y, \x, t0, s9       # y = x - mean
+    vmul.f32 \x, \y, \y, s8       # x = y^2
+    reduce \x
     mean_bcast
     li t0, 1
     vmaskc t0
@@ -96,11 +101,11 @@
     bcast
     li t0, UB_BRC
     vmaskc a5
-    vmul.f32 \x, \x, t0, s9
+    vmul.f32 \x, \y, t0, s9       # x = y * rstd
     li t0, UB_GAMMA
-    vmul.f32 \x, \x, t0, s8
+    vmul.f32 \y, \x, t0, s8       # y = x * gamma
     li t0, UB_BETA
-    vadd.f32 \x, \x, t0, s8
+    vadd.f32 \x, \y, t0, s8       # x = y + beta
 .endm
 
 # One tile of rows [s6, s6 + n) through UB buffer \buf with flag id \id.
@@ -128,16 +133,19 @@
 5:
 .if F16
     li t2, UB_WORK
+    li s2, UB_W2
     vmaskc a5
     vcfg t1, 1, 1, 1, 1, 8, 4, 8
     vconv.f16.f32 t2, s11, t1
-    row t2
-    li t2, UB_WORK
+    row t2, s2
     vmaskc a5
     vcfg t1, 1, 1, 1, 1, 4, 8, 8
     vconv.f32.f16 s11, t2, t1
 .else
-    row s11
+    addi s2, s11, 256
+    andi s2, s2, 511
+    addi s2, s2, UB_WORK        # s2: scratch, 256 B off the row modulo 512
+    row s11, s2
 .endif
     add s11, s11, s3
     addi t6, t6, 1
@@ -217,7 +225,7 @@ layernorm:
     vmask t0, t0
     # defined scratch (vbrcb reads 8 lanes), len in fp32 at UB_LEN
     li t0, UB_RED0
-    vcfg t1, 9
+    vcfg t1, (UB_LEN - UB_RED0) / 256
     vdup.f32 t0, zero, t1
     li t0, UB_LEN
     vcfg t1, 1
