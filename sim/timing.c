@@ -130,7 +130,20 @@ typedef struct tm_mem {
     uint64_t (*next_event)(void *impl);
     void (*free)(void *impl);
     uint32_t line;       /* requests never cross a line of this size */
+    /* next_event is asked once per distinct cycle; it only changes after a
+     * submit or an advance, so it is cached between those */
+    uint64_t next_cache;
+    int next_valid;
 } tm_mem;
+
+static uint64_t mem_next_ev(tm_mem *m)
+{
+    if (!m->next_valid) {
+        m->next_cache = m->next_event(m->impl);
+        m->next_valid = 1;
+    }
+    return m->next_cache;
+}
 
 /* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
  * core, then a fixed latency. Completions are delivered from a heap in
@@ -577,9 +590,10 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
         if (at > t)
             return push_ev(T, at, EV_GMSUB, c, p, 0);
         if (!T->mem.can_accept(T->mem.impl, addr, r->is_write)) {
-            uint64_t nx = T->mem.next_event(T->mem.impl);
+            uint64_t nx = mem_next_ev(&T->mem);
             return push_ev(T, nx != TM_NONE && nx > t ? nx : t + 1, EV_GMSUB, c, p, 0);
         }
+        T->mem.next_valid = 0;
         npu_status st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, r->is_write, c, t,
                                       (uint64_t)c * TM_NP + (uint64_t)p, T->d);
         if (st)
@@ -817,6 +831,7 @@ static npu_status scalar_gm(tm *T, int c, const sim_op *op, uint64_t t, int *blo
                 ch = left;
             /* back-pressure on a scalar access: model as accepted (the
              * memory queues absorb one request per core) */
+            T->mem.next_valid = 0;
             npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
                                           (uint64_t)c * TM_NP + ISA_PIPE_S, T->d);
             if (st)
@@ -1160,7 +1175,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
 
     while (!st) {
         uint64_t tm_next = T.h.n ? T.h.a[0].t : TM_NONE;
-        uint64_t mem_next = T.mem.next_event(T.mem.impl);
+        uint64_t mem_next = mem_next_ev(&T.mem);
         uint64_t t = tm_next < mem_next ? tm_next : mem_next;
         if (t != TM_NONE && t < T.now)
             t = T.now;   /* never step time backwards */
@@ -1187,6 +1202,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         }
         T.now = t;
         if (mem_next <= t) {
+            T.mem.next_valid = 0;
             T.mem.advance_to(T.mem.impl, t);
             if (T.err) {
                 st = T.err;
