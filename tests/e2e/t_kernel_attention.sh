@@ -21,6 +21,8 @@ check() {  # cores config|default generator-options...
     "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
         { cat "$tmp/run.log"; fail "attention $* on $cores cores"; }
     grep -q "^o: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "attention $*: no passing check of o"; }
+    # synchronisation findings (a flag set twice, left set, never matched)
+    if grep -q "warning" "$tmp/run.log"; then cat "$tmp/run.log"; fail "attention $*: the run has findings"; fi
     echo "ok: attention $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
 }
 # one tile; several query blocks and key tiles with tails; causal

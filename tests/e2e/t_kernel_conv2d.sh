@@ -21,6 +21,8 @@ check() {  # cores config|default generator-options...
     "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
         { cat "$tmp/run.log"; fail "conv2d $* on $cores cores"; }
     grep -q "^y: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "conv2d $*: no passing check of y"; }
+    # synchronisation findings (a flag set twice, left set, never matched)
+    if grep -q "warning" "$tmp/run.log"; then cat "$tmp/run.log"; fail "conv2d $*: the run has findings"; fi
     echo "ok: conv2d $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
 }
 # 3x3 same-padding, cin/cout not multiples of 16, two images, 2 cores
