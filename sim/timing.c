@@ -1226,6 +1226,18 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
     if (st && !stats->cycles)
         stats->cycles = T.now;
     s->cycles = stats->cycles;
+#if TM_HAVE_MEMMODEL
+    /* (counters) hand the memory system's statistics to the observer
+     * before the memory system is freed */
+    if (T.obs && T.obs->on_mem_stats && T.mem.impl && T.mem.free == sys_free) {
+        mem_sys_stats *ms = npu_malloc(sizeof *ms);
+        if (ms) {
+            mem_sys_stats_get(T.mem.impl, ms);
+            T.obs->on_mem_stats(T.obs->user, ms);
+            npu_free(ms);
+        }
+    }
+#endif
     tm_free(&T);
     return st;
 }

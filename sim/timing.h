@@ -94,6 +94,10 @@ typedef struct sim_timing_observer {
     /* call (is_ret 0) or return (1) at pc to target, issued at cycle */
     void (*on_call)(void *user, int core, int is_ret, uint64_t pc, uint64_t target,
                     uint64_t cycle);
+    /* (counters) the run is over: memmodel's L2 and HBM statistics, a
+     * struct mem_sys_stats (memmodel/mem.h) valid only during the call; not
+     * called with the fixed GM port (timing.memory_model fixed) */
+    void (*on_mem_stats)(void *user, const void *mem_sys_stats);
 } sim_timing_observer;
 
 typedef struct sim_timing_opts {
