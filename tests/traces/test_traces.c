@@ -187,6 +187,17 @@ static void make_tmpdir(void)
     snprintf(tmpdir, sizeof tmpdir, "/tmp/test-traces.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
+/* Checked teardown: remove what the test wrote. */
+static void rm_tmpdir(void)
+{
+    if (!tmpdir[0])
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    tmpdir[0] = 0;
+}
 static const char *tpath(const char *name)
 {
     static char buf[4][512];
@@ -884,6 +895,7 @@ static Suite *traces_suite(void)
     Suite *s = suite_create("traces");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, NULL, rm_tmpdir);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, filters_and_seek);
     tcase_add_test(tc, determinism);
