@@ -10,6 +10,10 @@
 
 void npu_sim_clear_args(npu_sim *s)
 {
+    for (size_t i = 0; i < s->nargs; i++) {
+        npu_free(s->args[i].init);
+        s->args[i].init = NULL;
+    }
     s->nargs = 0;
     sim_gm_drop_kind(&s->gm, SIM_GM_TENSOR);
 }
@@ -79,9 +83,17 @@ static npu_status bind_tensor_raw(npu_sim *s, const char *name, int dtype, int n
         a->shape[i] = shape[i];
     a->nbytes = nbytes;
     st = sim_gm_alloc_new(&s->gm, nbytes, SIM_GM_TENSOR, a->name, &a->addr, d);
-    if (!st && (dir & NPU_IN) && data && nbytes)
-        st = sim_gm_write_init(&s->gm, a->addr, data, nbytes, d);
+    if (!st && (dir & NPU_IN) && data && nbytes) {
+        /* kept, so that every run starts from the bound data */
+        a->init = npu_malloc((size_t)nbytes);
+        if (!a->init)
+            st = npu_errf(d, NPU_ENOMEM, "out of memory for a copy of %" PRIu64 " bytes", nbytes);
+        else
+            memcpy(a->init, data, (size_t)nbytes);
+    }
     if (st) {
+        npu_free(a->init);
+        a->init = NULL;
         npu_diag_prefix(d, "bind '%s'", a->name);
         return st;
     }

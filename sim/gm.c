@@ -238,6 +238,20 @@ npu_status sim_gm_alloc_new(sim_gm *g, uint64_t size, sim_gm_kind kind, const ch
     return NPU_OK;
 }
 
+void sim_gm_zero(sim_gm *g, uint64_t addr)
+{
+    sim_gm_alloc *a = lookup(g, addr, 1);
+    if (!a || a->addr != addr)
+        return;
+    for (uint64_t i = 0; i < a->npages; i++) {
+        if (a->pages[i]) {
+            npu_free(a->pages[i]);
+            a->pages[i] = NULL;
+            g->touched -= SIM_GM_PAGE;
+        }
+    }
+}
+
 void sim_gm_drop_kind(sim_gm *g, sim_gm_kind kind)
 {
     size_t w = 0;

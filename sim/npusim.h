@@ -59,8 +59,9 @@ npu_status npu_sim_set_entry(npu_sim *s, const char *symbol, npu_diag *d);
 npu_status npu_sim_set_cores(npu_sim *s, int n, npu_diag *d);
 
 /* Arguments are positional: each bind appends the next one. name labels it
- * for npu_sim_get_output and messages (NULL: "arg<N>"). The tensor is copied
- * into its own GM allocation (with guard zones around it). */
+ * for npu_sim_get_output and messages (NULL: "arg<N>"). The tensor gets its
+ * own GM allocation (with guard zones around it); in/inout data is copied
+ * now and written into GM at the start of every run (runs repeat exactly). */
 npu_status npu_sim_bind_tensor(npu_sim *s, const char *name, const struct npy_tensor *t,
                                npu_dir dir, npu_diag *d);
 /* An output tensor given by dtype (isa_dtype) and shape only (zero-filled). */
@@ -71,7 +72,8 @@ npu_status npu_sim_bind_float(npu_sim *s, const char *name, double v, npu_diag *
 /* Drop every bound argument (the kernel stays loaded). */
 void npu_sim_clear_args(npu_sim *s);
 
-/* Run the loaded kernel on the launch's cores. opts NULL = func mode with
+/* Run the loaded kernel on the launch's cores, from the launch as bound
+ * (.data/.bss, tensors and registers re-initialised). opts NULL = func mode with
  * default limits. A fault returns NPU_EFAULT (or the fault's status) with the
  * report (core, pc, instruction, cycle, what was wrong) in d. Outputs of a
  * run are readable until the next run or load. */

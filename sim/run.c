@@ -11,6 +11,30 @@
 
 npu_status sim_place_args(npu_sim *s, npu_diag *d)
 {
+    /* GM as the launch describes it, whatever an earlier run left there */
+    for (size_t i = 0; i < s->img.nsegs; i++) {
+        const elf_seg *g = &s->img.segs[i];
+        if (!g->size)
+            continue;
+        sim_gm_zero(&s->gm, g->addr);
+        if (g->filesz) {
+            npu_status st = sim_gm_write_init(&s->gm, g->addr, g->data,
+                                              NPU_MIN(g->filesz, g->size), d);
+            if (st)
+                return st;
+        }
+    }
+    for (size_t i = 0; i < s->nargs; i++) {
+        const sim_arg *a = &s->args[i];
+        if (a->kind != SIM_ARG_TENSOR)
+            continue;
+        sim_gm_zero(&s->gm, a->addr);
+        if (a->init) {
+            npu_status st = sim_gm_write_init(&s->gm, a->addr, a->init, a->nbytes, d);
+            if (st)
+                return st;
+        }
+    }
     uint64_t size = (uint64_t)(s->nargs ? s->nargs : 1) * 8;
     const sim_gm_alloc *pa = s->param_addr ? sim_gm_find(&s->gm, s->param_addr, 1) : NULL;
     if (!pa || pa->size != size) {

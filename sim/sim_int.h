@@ -95,6 +95,8 @@ npu_status sim_gm_write_init(sim_gm *g, uint64_t addr, const void *src, uint64_t
                              npu_diag *d);
 /* The allocation containing [addr, addr+len), or NULL. */
 const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len);
+/* Zero the whole allocation that starts at addr (frees its pages). */
+void sim_gm_zero(sim_gm *g, uint64_t addr);
 /* Drop every allocation of a kind (re-binding arguments). */
 void sim_gm_drop_kind(sim_gm *g, sim_gm_kind kind);
 /* The sim_gm_if (sim_units.h) over g, for the units. */
@@ -229,6 +231,8 @@ typedef struct sim_arg {
     uint64_t addr, nbytes;          /* tensors: GM placement */
     uint64_t value;                 /* the 64-bit argument value (register / param block) */
     double fvalue;
+    uint8_t *init;                  /* in/inout tensors: the bound data (nbytes), copied into
+                                     * GM at the start of every run, so runs repeat exactly */
 } sim_arg;
 
 /* ===================================================================== *
@@ -341,7 +345,8 @@ npu_status sim_run_func(npu_sim *s, npu_diag *d);
 /* Perf and timing modes go to the timing engine's sim_timing_run
  * (sim/timing.h); its statistics of the last run stay in s->tstats. */
 
-/* Copy bound arguments into GM and the parameter block before a run. */
+/* Before a run: re-initialise GM (.data/.bss from the ELF, in/inout tensors
+ * from their bound data, out tensors zeroed) and write the parameter block. */
 npu_status sim_place_args(npu_sim *s, npu_diag *d);
 
 #endif

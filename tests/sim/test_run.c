@@ -314,6 +314,48 @@ START_TEST(determinism_and_two_sims)
 }
 END_TEST
 
+/* Every run starts from the launch: inout tensors from their bound data,
+ * .data from the ELF, out tensors zero. */
+START_TEST(runs_repeat_exactly)
+{
+    npu_sim *s = t_sim_src(".data\ncount: .dword 0\n"
+                           ".text\n.globl main\nmain:\n"
+                           "  la t0, count\n"
+                           "  ldg t1, 0(t0)\n"
+                           "  addi t1, t1, 1\n"
+                           "  sdg t1, 0(t0)\n"          /* .data count += 1 */
+                           "  sdg t1, 0(a1)\n"          /* out[0] = count */
+                           "  ldg t2, 8(a1)\n"
+                           "  addi t2, t2, 5\n"
+                           "  sdg t2, 8(a1)\n"          /* out[1] += 5 */
+                           "  ldg t3, 0(a0)\n"
+                           "  addi t3, t3, 1\n"
+                           "  sdg t3, 0(a0)\n"          /* io[0] += 1 */
+                           "  halt\n", 1);
+    npu_diag d;
+    npy_tensor io;
+    int64_t shape[1] = {2};
+    ck_assert_int_eq(npy_alloc(&io, ISA_DT_S64, 1, shape, &d), NPU_OK);
+    ((int64_t *)io.data)[0] = 41;
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "io", &io, NPU_INOUT, &d), NPU_OK);
+    ((int64_t *)io.data)[0] = 0; /* the simulator keeps its own copy */
+    npy_free(&io);
+    ck_assert_int_eq(npu_sim_bind_output(s, "out", ISA_DT_S64, 1, shape, &d), NPU_OK);
+    for (int run = 0; run < 3; run++) {
+        t_run_ok(s);
+        npy_tensor o;
+        ck_assert_int_eq(npu_sim_get_output(s, "out", &o, &d), NPU_OK);
+        ck_assert_int_eq(((int64_t *)o.data)[0], 1);
+        ck_assert_int_eq(((int64_t *)o.data)[1], 5);
+        npy_free(&o);
+        ck_assert_int_eq(npu_sim_get_output(s, "io", &o, &d), NPU_OK);
+        ck_assert_int_eq(((int64_t *)o.data)[0], 42);
+        npy_free(&o);
+    }
+    npu_sim_free(s);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
     Suite *s = suite_create("run");
@@ -329,6 +371,7 @@ Suite *run_suite(void)
     tcase_add_test(tc, timing_mode_refuses_data_dependent_ldg);
     tcase_add_test(tc, observers);
     tcase_add_test(tc, determinism_and_two_sims);
+    tcase_add_test(tc, runs_repeat_exactly);
     suite_add_tcase(s, tc);
     return s;
 }
