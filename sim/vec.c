@@ -47,6 +47,8 @@ typedef struct vjob {
     vopnd op[4];
     int nop;
     int use_mask;              /* vbrcb ignores the mask */
+    int nmask_ok, nmask_n;     /* normal mode: the enable bits are the same every repeat */
+    uint8_t nmask[VMAX_ELEMS];
 } vjob;
 
 /* ---- the mask ------------------------------------------------------------ */
@@ -55,7 +57,7 @@ typedef struct vjob {
  * i when E <= 128; with E = 256 (1-byte dtypes) bit i enables elements 2i
  * and 2i+1. Counter mode: element i of repeat r is enabled iff
  * r*E + i < count. */
-static int mask_of(const vjob *j, uint32_t r, uint8_t *en)
+static int mask_of(vjob *j, uint32_t r, uint8_t *en)
 {
     const sim_vmask *m = j->ctx->vmask;
     int n = 0;
@@ -69,12 +71,17 @@ static int mask_of(const vjob *j, uint32_t r, uint8_t *en)
             n += en[i] = first + (uint64_t)i < m->count;
         return n;
     }
-    int shift = j->E > 128 ? 1 : 0;
-    for (int i = 0; i < j->E; i++) {
-        int b = i >> shift;
-        n += en[i] = (uint8_t)((m->bits[b >> 6] >> (b & 63)) & 1u);
+    if (!j->nmask_ok) {
+        int shift = j->E > 128 ? 1 : 0;
+        for (int i = 0; i < j->E; i++) {
+            int b = i >> shift;
+            n += j->nmask[i] = (uint8_t)((m->bits[b >> 6] >> (b & 63)) & 1u);
+        }
+        j->nmask_n = n;
+        j->nmask_ok = 1;
     }
-    return n;
+    memcpy(en, j->nmask, (size_t)j->E);
+    return j->nmask_n;
 }
 
 /* ---- geometry ------------------------------------------------------------ */
@@ -429,6 +436,99 @@ static float red_identity(isa_op op)
     return op == ISA_OP_VCADD || op == ISA_OP_VCGADD ? 0.0f : op == ISA_OP_VCMIN ? INFINITY : -INFINITY;
 }
 
+/* Raw bits of the enabled elements of repeat r of a strided operand
+ * (disabled lanes: 0), walking block by block. */
+static void gather(const uint8_t *ub, const vopnd *o, uint32_t r, int E, const uint8_t *en, uint32_t *out)
+{
+    int size = o->size, epb = (int)VBLK / size;
+    uint64_t rb = o->base + (uint64_t)r * o->rep * VBLK;
+    for (int b = 0, i = 0; b < E / epb; b++) {
+        const uint8_t *p = ub + rb + (uint64_t)b * o->blk * VBLK;
+        for (int e = 0; e < epb; e++, i++)
+            out[i] = en[i] ? ld_bits(p + e * size, size) : 0;
+    }
+}
+
+static void scatter(uint8_t *ub, const vopnd *o, uint32_t r, int E, const uint8_t *en, const uint32_t *in)
+{
+    int size = o->size, epb = (int)VBLK / size;
+    uint64_t rb = o->base + (uint64_t)r * o->rep * VBLK;
+    for (int b = 0, i = 0; b < E / epb; b++) {
+        uint8_t *p = ub + rb + (uint64_t)b * o->blk * VBLK;
+        for (int e = 0; e < epb; e++, i++)
+            if (en[i])
+                st_bits(p + e * size, size, in[i]);
+    }
+}
+
+/* The elementwise ops of one repeat: gather every source first (dst may
+ * overlap a source), compute all lanes with the op switch outside the
+ * lane loop, scatter the enabled lanes. f32/f16 go through f32 lanes; the
+ * rest (integers, and the rarely used transcendental paths) through
+ * elem_op. Disabled lanes hold 0 and are never stored. */
+static void elementwise(vjob *j, uint32_t r, const uint8_t *en, uint8_t *ub, uint32_t scalar)
+{
+    const isa_insn *in = j->in;
+    isa_op op = in->op;
+    int dt = in->dt, size = isa_dtype_bytes(dt), E = j->E;
+    uint32_t s0[VMAX_ELEMS], s1[VMAX_ELEMS], old[VMAX_ELEMS], out[VMAX_ELEMS];
+    const vopnd *dst = &j->op[0];
+    if (op == ISA_OP_VDUP) {
+        for (int i = 0; i < E; i++)
+            out[i] = ibits(size, (int64_t)scalar);
+        scatter(ub, dst, r, E, en, out);
+        return;
+    }
+    gather(ub, &j->op[1], r, E, en, s0);
+    if (op == ISA_OP_VMOV) {
+        scatter(ub, dst, r, E, en, s0);
+        return;
+    }
+    int has1 = isa_info_of(op)->fmt == ISA_FMT_VBIN;
+    int need_old = op == ISA_OP_VMLA || op == ISA_OP_VAXPY;
+    if (has1)
+        gather(ub, &j->op[2], r, E, en, s1);
+    else
+        for (int i = 0; i < E; i++)
+            s1[i] = scalar;
+    if (need_old)
+        gather(ub, dst, r, E, en, old);
+    if (dt == ISA_DT_F32 || dt == ISA_DT_F16) {
+        float x[VMAX_ELEMS], y[VMAX_ELEMS], z[VMAX_ELEMS];
+        for (int i = 0; i < E; i++) {
+            x[i] = fval(dt, s0[i]);
+            y[i] = fval(dt, s1[i]);
+        }
+        switch (op) {
+        case ISA_OP_VADD: case ISA_OP_VADDS: for (int i = 0; i < E; i++) z[i] = x[i] + y[i]; break;
+        case ISA_OP_VSUB: for (int i = 0; i < E; i++) z[i] = x[i] - y[i]; break;
+        case ISA_OP_VMUL: case ISA_OP_VMULS: for (int i = 0; i < E; i++) z[i] = x[i] * y[i]; break;
+        case ISA_OP_VDIV: for (int i = 0; i < E; i++) z[i] = x[i] / y[i]; break;
+        case ISA_OP_VMAX: case ISA_OP_VMAXS: for (int i = 0; i < E; i++) z[i] = fmaxn(x[i], y[i]); break;
+        case ISA_OP_VMIN: case ISA_OP_VMINS: for (int i = 0; i < E; i++) z[i] = fminn(x[i], y[i]); break;
+        case ISA_OP_VMLA: case ISA_OP_VAXPY:
+            for (int i = 0; i < E; i++)
+                z[i] = fround(dt, x[i] * y[i]) + fval(dt, old[i]);
+            break;
+        case ISA_OP_VSQRT: for (int i = 0; i < E; i++) z[i] = sqrtf(x[i]); break;
+        case ISA_OP_VREC: for (int i = 0; i < E; i++) z[i] = 1.0f / x[i]; break;
+        case ISA_OP_VABS: for (int i = 0; i < E; i++) z[i] = fabsf(x[i]); break;
+        case ISA_OP_VRELU: for (int i = 0; i < E; i++) z[i] = isnan(x[i]) ? x[i] : x[i] > 0 ? x[i] : 0.0f; break;
+        default:   /* exp, ln, rsqrt: rounded from double */
+            for (int i = 0; i < E; i++)
+                out[i] = en[i] ? elem_op(op, dt, size, s0[i], s1[i], old[i]) : 0;
+            scatter(ub, dst, r, E, en, out);
+            return;
+        }
+        for (int i = 0; i < E; i++)
+            out[i] = fbits(dt, z[i]);
+    } else {
+        for (int i = 0; i < E; i++)
+            out[i] = en[i] ? elem_op(op, dt, size, s0[i], s1[i], old[i]) : 0;
+    }
+    scatter(ub, dst, r, E, en, out);
+}
+
 /* Pass 2: compute every repeat. */
 static void compute(vjob *j)
 {
@@ -438,7 +538,6 @@ static void compute(vjob *j)
     isa_op op = in->op;
     int dt = in->dt;
     int size = isa_dtype_bytes(dt);
-    uint32_t s0[VMAX_ELEMS], s1[VMAX_ELEMS], old[VMAX_ELEMS], out[VMAX_ELEMS];
     uint8_t en[VMAX_ELEMS];
     uint32_t scalar = (uint32_t)ctx->x[in->rs2];
     const vopnd *dst = &j->op[0];
@@ -509,33 +608,9 @@ static void compute(vjob *j)
             }
             break;
         }
-        default: {
-            /* Gather all sources first: dst may overlap a source. */
-            int has1 = isa_info_of(op)->fmt == ISA_FMT_VBIN;
-            int need_old = op == ISA_OP_VMLA || op == ISA_OP_VAXPY;
-            for (int i = 0; i < j->E; i++) {
-                if (!en[i])
-                    continue;
-                if (op != ISA_OP_VDUP)
-                    s0[i] = ld_bits(ub + elem_addr(&j->op[1], r, i), size);
-                s1[i] = has1 ? ld_bits(ub + elem_addr(&j->op[2], r, i), size) : scalar;
-                old[i] = need_old ? ld_bits(ub + elem_addr(dst, r, i), size) : 0;
-            }
-            for (int i = 0; i < j->E; i++) {
-                if (!en[i])
-                    continue;
-                if (op == ISA_OP_VDUP)
-                    out[i] = ibits(size, (int64_t)scalar);
-                else if (op == ISA_OP_VMOV)
-                    out[i] = s0[i];
-                else
-                    out[i] = elem_op(op, dt, size, s0[i], s1[i], old[i]);
-            }
-            for (int i = 0; i < j->E; i++)
-                if (en[i])
-                    st_bits(ub + elem_addr(dst, r, i), size, out[i]);
+        default:
+            elementwise(j, r, en, ub, scalar);
             break;
-        }
         }
     }
 }
