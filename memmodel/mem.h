@@ -70,6 +70,7 @@ typedef struct mem_ctrl_cfg {
     int wr_low_pct;        /* leave write drain when below this % (and reads wait) */
     int wr_idle_min;       /* also drain when no read waits and this many writes are buffered */
     int dual_cmd;          /* one row and one column command per cycle */
+    int merge_reads;       /* a read to an address already pending rides along with it */
 } mem_ctrl_cfg;
 
 typedef struct mem_l2_cfg {
@@ -153,6 +154,7 @@ typedef struct mem_chan_stats {
     uint64_t row_hits, row_misses, row_conflicts;   /* per request, at its first command */
     uint64_t cmd_row_hits;              /* RD/WR issued while the row had served one before (DRAMSim3's) */
     uint64_t forwarded, coalesced;      /* reads served from / writes merged into the write buffer */
+    uint64_t merged_reads;              /* reads merged into a pending read of the same address */
     uint64_t dual_issue_cycles;
     uint64_t rq_occ_sum, wq_occ_sum;    /* sum over ticks-in-time of queue length (length x cycles) */
     uint64_t last_done;                 /* tCK of the last completion */

@@ -133,6 +133,7 @@ static void apply_preset(mem_config *c, const mem_preset_ns *p)
     k->wr_low_pct = 20;
     k->wr_idle_min = 1;
     k->dual_cmd = 1;
+    k->merge_reads = 0;
 }
 
 npu_status mem_config_preset(mem_config *c, const char *name, npu_diag *d)

@@ -46,6 +46,8 @@ typedef struct hreq {
     uint32_t row, epoch;
     uint16_t bank, bg;      /* flat in the channel */
     uint8_t pc, is_write, need, classified;
+    int32_t mnext;          /* reads merged into this one (merge_reads), a chain */
+    int32_t hnext;          /* pending-read hash chain (merge_reads) */
 } hreq;
 
 typedef struct tnode { uint64_t nxt[MC__N]; } tnode;
@@ -93,6 +95,7 @@ typedef struct hchan {
     int32_t *refb;          /* banks with a per-bank refresh due, in order */
     int nrefb;
     uint64_t occ_t;
+    int32_t *rhash;         /* merge_reads: buckets of pending reads by atom address */
     mem_chan_stats st;
 } hchan;
 
@@ -133,6 +136,7 @@ struct mem_hbm {
     mem_cmd_rec *log;
     size_t nlog, caplog;
     int oom;
+    uint32_t rhash_mask;
 };
 
 /* ---- constraints ------------------------------------------------------- */
@@ -374,6 +378,14 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->qcnt[0] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         ch->qcnt[1] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         if (!ch->rqb || !ch->wqb || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
+        if (c->ctrl.merge_reads) {
+            uint32_t nb = 64;
+            while (nb < 2u * (uint32_t)(c->ctrl.read_queue + h->nbank * cqd + c->ctrl.active_buffer)) nb <<= 1;
+            h->rhash_mask = nb - 1;
+            ch->rhash = npu_malloc(nb * sizeof *ch->rhash);
+            if (!ch->rhash) goto oom;
+            for (uint32_t k = 0; k < nb; k++) ch->rhash[k] = -1;
+        }
         ch->cq_room = h->nbank >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << h->nbank) - 1;
         if (!ch->bk || !ch->bg || !ch->pc || !ch->rq || !ch->wq || !ch->aq || !ch->refb) goto oom;
         if (cqd) {
@@ -414,7 +426,7 @@ void mem_hbm_free(mem_hbm *h)
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
             npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
-            npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->aq); npu_free(ch->refb);
+            npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row);
         }
     npu_free(h->ch);
@@ -556,10 +568,35 @@ static void classify(hreq *r, int cmd, mem_chan_stats *st)
 
 /* A request's column command issued: it is done (read data at +CL+BL/2,
  * write at issue). */
+static uint32_t rhash_of(const mem_hbm *h, uint64_t addr)
+{
+    uint64_t x = addr / (uint64_t)h->atom;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32) & h->rhash_mask;
+}
+
 static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
 {
     hreq *r = &h->pool[ri];
     uint64_t done = r->is_write ? t : t + (uint64_t)h->rd_lat;
+    if (ch->rhash && !r->is_write) {
+        /* unhash, and answer the reads merged into this one with it */
+        int32_t *pp = &ch->rhash[rhash_of(h, r->addr)];
+        while (*pp >= 0 && *pp != ri) pp = &h->pool[*pp].hnext;
+        if (*pp == ri) *pp = r->hnext;
+        for (int32_t m = r->mnext; m >= 0;) {
+            hreq *x = &h->pool[m];
+            int32_t nx = x->mnext;
+            mem_hist_add(&ch->st.lat, done - x->arrive);
+            heap_push(h, done, x->tag);
+            ch->st.reads++;
+            ch->st.bytes_read += (uint64_t)h->atom;
+            req_free(h, m);
+            m = nx;
+        }
+        r = &h->pool[ri];
+    }
     if (!r->is_write) mem_hist_add(&ch->st.lat, done - r->arrive);
     heap_push(h, done, r->tag);
     if (r->is_write) { ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; }
@@ -1089,6 +1126,23 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     int32_t *q = is_write ? ch->wq : ch->rq;
     int *n = is_write ? &ch->nwq : &ch->nrq;
     int cap = is_write ? h->cfg.ctrl.write_queue : h->cfg.ctrl.read_queue;
+    if (ch->rhash && !is_write) {
+        /* a read to an address with a read still pending rides along with it */
+        int32_t f = ch->rhash[rhash_of(h, addr)];
+        while (f >= 0 && (h->pool[f].addr & ~(uint64_t)(h->atom - 1)) != line) f = h->pool[f].hnext;
+        if (f >= 0) {
+            int32_t mi = req_alloc(h);
+            if (mi < 0) return npu_errf(d, NPU_ENOMEM, "mem_hbm_submit: out of memory");
+            hreq *m = &h->pool[mi];
+            memset(m, 0, sizeof *m);
+            m->addr = addr; m->tag = tag; m->arrive = t;
+            m->mnext = h->pool[f].mnext;
+            m->hnext = -1;
+            h->pool[f].mnext = mi;
+            ch->st.merged_reads++;
+            return NPU_OK;
+        }
+    }
     if (*n >= cap)
         return npu_errf(d, NPU_EINVAL, "mem_hbm_submit: channel %d %s queue full (call can_accept first)",
                         a.chan, is_write ? "write" : "read");
@@ -1104,6 +1158,12 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     r->bank = (uint16_t)(a.pc * h->nbpc + g * h->cfg.hbm.banks + a.bank);
     r->is_write = (uint8_t)(is_write != 0);
     r->epoch = UINT32_MAX;
+    r->mnext = r->hnext = -1;
+    if (ch->rhash && !is_write) {
+        uint32_t hb = rhash_of(h, addr);
+        r->hnext = ch->rhash[hb];
+        ch->rhash[hb] = ri;
+    }
     (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
     if (ch->qcnt[r->is_write][r->bank]++ == 0 && r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
     q[(*n)++] = ri;

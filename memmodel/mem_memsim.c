@@ -290,6 +290,7 @@ cJSON *memsim_result_json(const memsim_result *r)
     cJSON_AddNumberToObject(o, "ref_count", (double)(s->refab + s->refpb));
     cJSON_AddNumberToObject(o, "reads_forwarded", (double)s->forwarded);
     cJSON_AddNumberToObject(o, "writes_coalesced", (double)s->coalesced);
+    cJSON_AddNumberToObject(o, "reads_merged", (double)s->merged_reads);
     cJSON_AddNumberToObject(o, "frontend_stall_cycles", (double)r->frontend_stall_cycles);
     cJSON_AddNumberToObject(o, "writes_left_buffered", (double)r->writes_unissued);
     cJSON_AddNumberToObject(o, "avg_read_queue_len_per_channel",

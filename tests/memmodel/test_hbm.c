@@ -326,11 +326,37 @@ START_TEST(t_writes_left_buffered)
 }
 END_TEST
 
+/* merge_reads: a second read to a pending address takes no queue entry and
+ * completes with the first (DRAMSim3's pending_rd_q) */
+START_TEST(t_merge_reads)
+{
+    for (int merge = 0; merge < 2; merge++) {
+        mem_config c;
+        tmem_small(&c, 1);
+        c.ctrl.merge_reads = merge;
+        mem_hbm *h = mem_hbm_new(&c, NULL);
+        got g = { 0 };
+        mem_hbm_set_callback(h, on_done, &g);
+        ck_assert_int_eq(mem_hbm_submit(h, 0x2000, 0, 1, 10, NULL), NPU_OK);
+        ck_assert_int_eq(mem_hbm_submit(h, 0x2000, 0, 2, 10, NULL), NPU_OK);
+        for (uint64_t e; (e = mem_hbm_next_event(h)) != UINT64_MAX;) mem_hbm_advance_to(h, e);
+        ck_assert_int_eq(g.n, 2);
+        const mem_chan_stats *st = mem_hbm_chan_stats(h, 0);
+        ck_assert_uint_eq(st->rd, merge ? 1 : 2);
+        ck_assert_uint_eq(st->merged_reads, (uint64_t)merge);
+        ck_assert_uint_eq(st->reads, 2);
+        if (merge) ck_assert_uint_eq(g.t[0], g.t[1]);
+        mem_hbm_free(h);
+    }
+}
+END_TEST
+
 Suite *tmem_hbm2_suite(void)
 {
     Suite *s = suite_create("memmodel-hbm-writes");
     TCase *tc = tcase_create("writes");
     tcase_add_test(tc, t_writes_left_buffered);
+    tcase_add_test(tc, t_merge_reads);
     suite_add_tcase(s, tc);
     return s;
 }
