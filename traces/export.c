@@ -178,6 +178,10 @@ static size_t pend_new(chrome *c, uint32_t pid, uint32_t tid, uint64_t t)
     return i;
 }
 
+/* Perfetto binds an "s" to the slice open on its thread at its ts and an
+ * "f" with bp=e likewise, and drops an "f" it meets (in ts order) before
+ * its "s". So "s" sits half a cycle into the set's one-cycle slice and "f"
+ * a quarter cycle before the wait's end, which is after the set. */
 static void flow(chrome *c, const pend *set, const pend *wait)
 {
     uint64_t id = ++c->flow_id;
@@ -189,7 +193,7 @@ static void flow(chrome *c, const pend *set, const pend *wait)
     sep(c);
     fprintf(c->f, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"name\":\"flag\",\"cat\":\"sync\","
             "\"pid\":%u,\"tid\":%u,\"ts\":", (unsigned long long)id, wait->pid, wait->tid);
-    ts(c, (double)wait->t + 0.5);
+    ts(c, (double)wait->t - 0.25);
     fputs("}", c->f);
 }
 
@@ -264,7 +268,7 @@ static void chrome_event(chrome *c, const trc_event *e)
                  trc_pipe_name(e->pipe), trc_pipe_name(e->pipe2), e->id);
         x_begin(c, name, "sync", pid, tid, e->t0, e1 - e->t0);
         fprintf(c->f, ",\"args\":{\"seq\":%llu}}", (unsigned long long)e->val);
-        flag_pair(c, e, pid, tid, e->t0);
+        flag_pair(c, e, pid, tid, set ? e->t0 : e1);
         break;
     }
     case TRC_CALL:
@@ -353,8 +357,8 @@ npu_status trc_export_chrome(trc_reader *r, FILE *out, const trc_export_opts *o,
     chrome c = { .f = out, .r = r, .m = trc_reader_meta(r), .first = 1 };
     double ghz = c.m->clock_ghz > 0 && isfinite(c.m->clock_ghz) ? c.m->clock_ghz : 1.0;
     c.cyc_per_us = ghz * 1000.0;
-    /* enough decimals that half a cycle stays visible */
-    c.dec = (int)NPU_MAX(6.0, ceil(log10(c.cyc_per_us * 2)) + 2);
+    /* enough decimals that a quarter cycle (flow binding) stays visible */
+    c.dec = (int)NPU_MAX(6.0, ceil(log10(c.cyc_per_us * 4)) + 2);
     if (c.dec > 12)
         c.dec = 12;
     trc_iter *it = trc_iter_new(r, o ? &o->filter : NULL, d);

@@ -625,6 +625,7 @@ START_TEST(chrome_export)
     unsigned char *sf = calloc(n + 2, 1);
     size_t k = 0;
     const double cyc = 1.0 / 1800.0;    /* one cycle in us at 1.8 GHz */
+    double s_ts = 0;
     for (const cJSON *e = evs->child; e; e = e->next, k++) {
         const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
         REQUIRE(cJSON_IsString(ph), "event %zu without ph", k);
@@ -666,6 +667,12 @@ START_TEST(chrome_export)
             unsigned bit = c == 's' ? 1 : 2;
             REQUIRE(!(sf[(size_t)id] & bit), "flow id %g used twice", id);
             sf[(size_t)id] |= (unsigned char)bit;
+            /* s and f of a pair are written together, s first; the f must
+             * come later in time (Perfetto drops an f seen before its s) */
+            if (c == 's')
+                s_ts = ts;
+            else
+                REQUIRE(ts > s_ts, "flow %g ends (%f) before it starts (%f)", id, ts, s_ts);
             if (c == 's') n_s++; else n_f++;
             if (c == 'f')
                 REQUIRE(!strcmp(cJSON_GetObjectItemCaseSensitive(e, "bp")->valuestring, "e"), "bp");
