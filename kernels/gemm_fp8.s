@@ -15,9 +15,9 @@
 # Tiles: C tiles of BM x BN = 64 x 128 (BN = the scale block of B, so a tile
 # has one sb per k block), dealt round robin over the cores; one k step per
 # scale block (BK = 128). Per k step, slot s alternating every step:
-#   MTE2  A -> L1A[s] (nd2nz, ZZ order), B -> L1B[s] (nd2nz),
+#   MTE2  A -> L1A[s] (nd2nz, NZ), B -> L1B[s] (nd2nz),
 #         SA[kb][m0:+mt] -> UB SA[s] (.pad: zeros to 8 values)
-#   MTE1  L1A[s] -> L0A[s]; L1B[s] -> L0B[s] (.trans, 32x32 units)
+#   MTE1  L1A[s] -> L0A[s] (ZZ, per k block); L1B[s] -> L0B[s] (.trans, 32x32 units)
 #   M     mmad.e4m3.f32 L0C[s] = A_kb x B_kb          (fp32, a fresh partial)
 #   FIX   L0C[s] -> UB P[s] (fp32, row-major, 512-byte rows)
 #   V     w = SA[s] * sb  (sb = SB[kb][nt], read by the scalar unit);
@@ -59,6 +59,7 @@
     .equ BM, 64
     .equ BN, 128
     .equ BK, 128
+    .equ PA, BM * 32                    # L1A column-block pitch
     .equ PB, BK * 32                    # L1B column-block pitch
     .equ L1A, 0
     .equ L1A_SLOT, BM * BK
@@ -90,7 +91,7 @@
 #   s0 SA  s1 corenum  s2 A  s3 B  s4 C  s5 m  s6 n  s7 k
 #   s8 tile index  s9 tiles  s10 NT  s11 KB (k steps)
 #   a0 m0  a1 n0  a2 rows  a3 columns  a4 k block  a5 slot parity
-#   a6 A nd2nz strides  a7 B nd2nz strides  ra 16 rows of A
+#   a6 A nd2nz strides  a7 B nd2nz strides
 #   t0..t6 gp tp sp: scratch
 
 # vmask for the 64-column half \h of a tile with a3 columns; \skip if empty.
@@ -117,21 +118,11 @@
     mul t3, a0, s7
     add t3, t3, t1
     add t3, t3, s2                      # &A[m0][k0]
-    ceilshr t4, t2, 5                   # KA1 = ceil(kk / 32)
     slli t5, t2, 16
-    slli t6, t4, 9                      # KA1 * 512
+    or t5, t5, a2                       # mt rows of kk bytes
     li gp, L1A + \s * L1A_SLOT
-    mv tp, a2
     wait_flag MTE1, MTE2, \s
-.Lag_\@:
-    li sp, 16
-    min sp, sp, tp
-    or sp, sp, t5
-    mov.gm2l1.nd2nz.e4m3 gp, t3, sp, a6
-    add t3, t3, ra
-    add gp, gp, t6
-    addi tp, tp, -16
-    blt zero, tp, .Lag_\@
+    mov.gm2l1.nd2nz.e4m3 gp, t3, t5, a6 # NZ: k block k1 at k1 * PA
     mul t3, t1, s6
     add t3, t3, a1
     add t3, t3, s3                      # &B[k0][n0]
@@ -153,13 +144,20 @@
     # ---- MTE1
     wait_flag MTE2, MTE1, \s
     wait_flag M, MTE1, \s
-    ceilshr t3, a2, 4
-    mul t3, t3, t6                      # M1 * KA1 * 512
-    slli t3, t3, 16
-    ori t3, t3, 1
+    ceilshr t4, t2, 5                   # KA1 = ceil(kk / C0)
+    ceilshr t3, a2, 4                   # M1
+    li t5, 512 << 16
+    or t5, t5, t3                       # M1 fractals of a k block ...
+    slli t6, t4, 9 + 32
+    ori t6, t6, 512                     # ... to (m1 * KA1 + k1) * 512
     li gp, \s * L0A_SLOT
     li tp, L1A + \s * L1A_SLOT
-    mov.l12l0a gp, tp, t3, zero
+.Lat_\@:
+    mov.l12l0a gp, tp, t5, t6
+    addi gp, gp, 512
+    addi tp, tp, PA
+    addi t4, t4, -1
+    bnez t4, .Lat_\@
     ceilshr t3, a3, 5                   # NB: 32-column blocks
     ceilshr t4, t2, 5                   # 32x32 units along k
     li t5, 1024 << 16
@@ -350,9 +348,8 @@ main:
     li t0, BK
     addi s11, s7, BK - 1
     divu s11, s11, t0                   # KB
-    li a6, 512 << 32
-    or a6, a6, s7                       # A: src row pitch k, dst pitch 512
-    slli ra, s7, 4
+    li a6, PA << 32
+    or a6, a6, s7                       # A: src row pitch k, dst block pitch PA
     li a7, PB << 32
     or a7, a7, s6                       # B: src row pitch n, dst pitch PB
     li a5, 0

@@ -6,9 +6,9 @@
 # C (m x n) row-major; any m, n; k a multiple of 4. Tiling, SPMD split and
 # synchronisation are those of gemm.s (docs/kernels.md); per k step of BK
 # dense k the B side moves BK/2 value rows and BK/4 metadata rows:
-#   MTE2  A -> L1A[s] (nd2nz, ZZ order); BV -> L1B[s] (nd2nz);
+#   MTE2  A -> L1A[s] (nd2nz, NZ); BV -> L1B[s] (nd2nz);
 #         BM panel rows -> L1M[s] (one burst, .pad to 32 bytes)
-#   MTE1  L1A[s] -> L0A[s]; L1B[s] -> L0B[s] (.trans per column block);
+#   MTE1  L1A[s] -> L0A[s] (ZZ, per k block); L1B[s] -> L0B[s] (.trans per column block);
 #         L1M[s] -> L0B meta[s]
 #   M     mmad.sp L0C[c] (+)= L0A[s] x sparse(L0B[s], meta[s])
 #   FIX   L0C[c] -> C
@@ -62,6 +62,7 @@
     .error "BK at most 256 (a metadata row block must fit its L1/L0B slot)"
 .endif
 
+    .equ PA, BM * 32                    # L1A column-block pitch (BM lines)
     .equ PB, BK / 2 * 32                # L1B column-block pitch (BK/2 value lines)
     .equ BSTEP, 512                     # L0B bytes per L1 column block
     .equ MSLOT, (BK / 4 * BN / 2 + 511) / 512 * 512   # metadata of one step
@@ -120,7 +121,7 @@
 #   s8 tile index  s9 tiles  s10 NT (tiles along n)  s11 KT (k steps)
 #   a0 m0  a1 n0  a2 rows of the tile  a3 columns of the tile  a4 k step
 #   a5 slot parity  a6 A nd2nz strides  a7 B nd2nz strides
-#   ra A source step of 16 rows (16 k ESZ)   t0..t6 gp tp sp: scratch
+#   t0..t6 gp tp sp: scratch
 
 # One k step in L1/L0 slot \s of a tile in L0C slot \c.
 .macro kstep s, c
@@ -133,21 +134,11 @@
     add t3, t3, t1
     slli t3, t3, LOGESZ
     add t3, t3, s2                      # &A[m0][k0]
-    ceilshr t4, t2, LOGC0               # KA1 = ceil(kk / C0)
-    slli t5, t2, LOGESZ + 16            # row bytes << 16
-    slli t6, t4, 9                      # KA1 * 512: L1 bytes per 16 rows
+    slli t5, t2, LOGESZ + 16
+    or t5, t5, a2                       # mt rows of kk*ESZ bytes
     li gp, L1A + \s * L1A_SLOT
-    mv tp, a2
     wait_flag MTE1, MTE2, \s
-.Lag_\@:
-    li sp, 16
-    min sp, sp, tp
-    or sp, sp, t5                       # rows | bytes << 16
-    ldnz gp, t3, sp, a6
-    add t3, t3, ra
-    add gp, gp, t6
-    addi tp, tp, -16
-    blt zero, tp, .Lag_\@
+    ldnz gp, t3, t5, a6                 # NZ: k block k1 at k1 * PA
     srli t3, t1, 1
     mul t3, t3, s6
     add t3, t3, a1
@@ -177,13 +168,20 @@
     # ---- MTE1: L1 -> L0A (one burst), L1 -> L0B (trans per column block)
     wait_flag MTE2, MTE1, \s
     wait_flag M, MTE1, \s
+    ceilshr t4, t2, LOGC0               # KA1 = ceil(kk / C0)
     ceilshr t3, a2, 4                   # M1
-    mul t3, t3, t6                      # M1 * KA1 * 512
-    slli t3, t3, 16
-    ori t3, t3, 1
+    li t5, 512 << 16
+    or t5, t5, t3                       # M1 fractals of a k block ...
+    slli t6, t4, 9 + 32
+    ori t6, t6, 512                     # ... to (m1 * KA1 + k1) * 512
     li gp, \s * L0A_SLOT
     li tp, L1A + \s * L1A_SLOT
-    mov.l12l0a gp, tp, t3, zero
+.Lat_\@:
+    mov.l12l0a gp, tp, t5, t6
+    addi gp, gp, 512
+    addi tp, tp, PA
+    addi t4, t4, -1
+    bnez t4, .Lat_\@
     slli t3, a3, LOGESZ
     ceilshr t3, t3, 5                   # NB: 32-byte column blocks
     srli t4, t2, 1
@@ -293,9 +291,8 @@ main:
     addi s11, s7, BK - 1
     divu s11, s11, t0                   # KT
     slli t0, s7, LOGESZ
-    li a6, 512 << 32
-    or a6, a6, t0                       # A: src row pitch k*ESZ, dst pitch 512
-    slli ra, t0, 4                      # 16 rows of A
+    li a6, PA << 32
+    or a6, a6, t0                       # A: src row pitch k*ESZ, dst block pitch PA
     slli t0, s6, LOGESZ
     li a7, PB << 32
     or a7, a7, t0                       # B: src row pitch n*ESZ, dst pitch PB
