@@ -29,7 +29,7 @@ typedef enum isa_dtype {
 #define DT(id, suffix, bytes, kind, descr, doc) ISA_DT_##id,
 #include "isa/dtypes.def"
 #undef DT
-    ISA_DT__COUNT
+    ISA_DT_COUNT
 } isa_dtype;
 #endif
 
@@ -111,7 +111,7 @@ typedef struct cfg_machine {
         uint64_t startup_cycles;
         uint64_t min_cycles;         /* minimum occupancy of one mmad (timing) */
         double sparse_speedup;
-        cfg_cube_dt dt[ISA_DT__COUNT];   /* indexed by isa_dtype of the inputs */
+        cfg_cube_dt dt[ISA_DT_COUNT];   /* indexed by isa_dtype of the inputs */
     } cube;
     struct {
         uint64_t repeat_bytes, block_bytes, startup_cycles;
@@ -119,7 +119,7 @@ typedef struct cfg_machine {
         uint64_t bank_conflict_cycles, bank_group_conflict_cycles;
         uint64_t mask_partial_block_cycles;  /* compare: last mask block partly written */
         /* cycles per repeat, [op class][isa_dtype]; 0 = n/a */
-        double cpr[CFG_VOP__COUNT][ISA_DT__COUNT];
+        double cpr[CFG_VOP__COUNT][ISA_DT_COUNT];
     } vector;
     cfg_path path[CFG_PATH__COUNT];
     struct {

@@ -124,7 +124,7 @@ uint64_t sim_cost_vec(const cfg_machine *m, const isa_insn *in, const sim_work *
 
 uint64_t sim_cost_cube(const cfg_machine *m, const isa_insn *in, const sim_work *w)
 {
-    double cpf = m->cube.dt[in->dt < ISA_DT__COUNT ? in->dt : 0].cycles_per_fractal;
+    double cpf = m->cube.dt[in->dt < ISA_DT_COUNT ? in->dt : 0].cycles_per_fractal;
     if (cpf <= 0)
         cpf = 1;
     double f = (double)w->fractals * cpf;
