@@ -244,13 +244,15 @@ static void tile(synth *s)
     uint64_t mst = insn(s, TRC_PIPE_MTE3, 0x1440, OP_UB_GM, 64 + jitter(s, 64), 0, &me);
     if (s->o->mem)
         push(s, trc_ev_mem(s->core, TRC_PIPE_MTE3, gm + 0x9000000, 8192, 1, mst + 2, me));
-    while (c->next_sample <= c->ts) {
-        uint64_t t = c->next_sample;
+    /* a sample when an interval boundary has passed, stamped now so that
+     * the values are the true ones at that cycle */
+    if (c->ts >= c->next_sample) {
+        uint64_t t = c->ts;
         push(s, trc_ev_counter(s->core, 0, t, t));
         push(s, trc_ev_counter(s->core, 1, t, c->insns));
         push(s, trc_ev_counter(s->core, 2, t, c->cube_busy));
         push(s, trc_ev_counter(s->core, 3, t, c->hbm_bytes));
-        c->next_sample += 1000;
+        c->next_sample = (t / 1000 + 1) * 1000;
     }
     c->tile++;
 }
