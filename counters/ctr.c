@@ -1,0 +1,874 @@
+/* ctr.c — the counter table's expansions, values, selection, derived
+ * metrics and the stat reports. Pure: no simulator, no I/O; reports are
+ * appended to a caller's npu_buf so that the command prints and tests read. */
+#include "counters/ctr.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "isa/isa.h"
+
+_Static_assert(ISA_DT_COUNT <= 16, "ctr_machine's per-dtype arrays hold 16 dtypes");
+
+/* ---- the tables -------------------------------------------------------- */
+
+static const ctr_event_info events[CTR_EV__COUNT] = {
+#define EV(id, name, unit, kind, src, a1, a2, desc) {name, CTR_UNIT_##unit, CTR_KIND_##kind, desc},
+#include "counters/events.def"
+#undef EV
+};
+
+/* The dtype of the MACS / VELEMS rows (their a1 column), -1 for others. */
+static const int ev_dtype[CTR_EV__COUNT] = {
+#define EV(id, name, unit, kind, src, a1, a2, desc) [CTR_EV_##id] = DT_##src(a1),
+#define DT_MACS(a) ISA_DT_##a
+#define DT_VELEMS(a) ISA_DT_##a
+#define DT_INSNS(a) -1
+#define DT_CYCLES(a) -1
+#define DT_CHIP_CYCLES(a) -1
+#define DT_BUSY(a) -1
+#define DT_PIPE_INSNS(a) -1
+#define DT_IDLE(a) -1
+#define DT_STALL(a) -1
+#define DT_CLASS(a) -1
+#define DT_PATH(a) -1
+#define DT_GM_RD(a) -1
+#define DT_GM_WR(a) -1
+#define DT_GM_REQ(a) -1
+#define DT_UB_BANK(a) -1
+#define DT_UB_BG(a) -1
+#define DT_BR(a) -1
+#define DT_BR_TAKEN(a) -1
+#define DT_SLOAD(a) -1
+#define DT_SSTORE(a) -1
+#define DT_FLAG_SET(a) -1
+#define DT_FLAG_WAIT(a) -1
+#define DT_L2(a) -1
+#define DT_HBM(a) -1
+#include "counters/events.def"
+#undef EV
+};
+
+static const ctr_group_info groups[CTR_GROUP__COUNT] = {
+#define GROUP(id, name, evs, desc) {name, evs, desc},
+#include "counters/groups.def"
+#undef GROUP
+};
+
+static const ctr_metric_info metrics[CTR_M__COUNT] = {
+#define METRIC(id, name, anchor, unit, desc) {name, anchor, unit, desc},
+#include "counters/metrics.def"
+#undef METRIC
+};
+
+const ctr_event_info *ctr_event(int id)
+{
+    return id >= 0 && id < CTR_EV__COUNT ? &events[id] : NULL;
+}
+
+int ctr_event_find(const char *name)
+{
+    for (int i = 0; name && i < CTR_EV__COUNT; i++)
+        if (!strcmp(events[i].name, name))
+            return i;
+    return -1;
+}
+
+const char *ctr_unit_name(ctr_unit u)
+{
+    static const char *const n[] = {"core", "pipe", "l2_slice", "hbm_channel", "chip"};
+    return u < CTR_UNIT__COUNT ? n[u] : "?";
+}
+
+const char *ctr_kind_name(ctr_kind k)
+{
+    static const char *const n[] = {"count", "cycles", "bytes", "histogram"};
+    return k < CTR_KIND__COUNT ? n[k] : "?";
+}
+
+const ctr_group_info *ctr_group(int id)
+{
+    return id >= 0 && id < CTR_GROUP__COUNT ? &groups[id] : NULL;
+}
+
+int ctr_group_find(const char *name)
+{
+    for (int i = 0; name && i < CTR_GROUP__COUNT; i++)
+        if (!strcmp(groups[i].name, name))
+            return i;
+    return -1;
+}
+
+const ctr_metric_info *ctr_metric(int id)
+{
+    return id >= 0 && id < CTR_M__COUNT ? &metrics[id] : NULL;
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+static int unit_inst(const ctr_values *cv, ctr_unit u) { return cv->ninst[u]; }
+
+npu_status ctr_values_init(ctr_values *cv, int ncores, int nslices, int nchans, npu_diag *d)
+{
+    memset(cv, 0, sizeof *cv);
+    if (ncores < 0 || nslices < 0 || nchans < 0)
+        return npu_errf(d, NPU_EINVAL, "counters: negative instance count");
+    cv->ninst[CTR_UNIT_CORE] = ncores;
+    cv->ninst[CTR_UNIT_PIPE] = ncores;
+    cv->ninst[CTR_UNIT_L2] = nslices;
+    cv->ninst[CTR_UNIT_HBM] = nchans;
+    cv->ninst[CTR_UNIT_CHIP] = 1;
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        int n = unit_inst(cv, events[e].unit);
+        if (n == 0)
+            continue;
+        cv->v[e] = npu_calloc((size_t)n, sizeof *cv->v[e]);
+        if (events[e].kind == CTR_KIND_HIST)
+            cv->h[e] = npu_calloc((size_t)n, sizeof *cv->h[e]);
+        if (!cv->v[e] || (events[e].kind == CTR_KIND_HIST && !cv->h[e])) {
+            ctr_values_free(cv);
+            return npu_errf(d, NPU_ENOMEM, "counters: out of memory for %d instances", n);
+        }
+    }
+    return NPU_OK;
+}
+
+void ctr_values_free(ctr_values *cv)
+{
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        npu_free(cv->v[e]);
+        npu_free(cv->h[e]);
+        cv->v[e] = NULL;
+        cv->h[e] = NULL;
+    }
+}
+
+int ctr_ninst(const ctr_values *cv, int ev)
+{
+    return ev >= 0 && ev < CTR_EV__COUNT && cv->v[ev] ? unit_inst(cv, events[ev].unit) : 0;
+}
+
+uint64_t ctr_get(const ctr_values *cv, int ev, int inst)
+{
+    int n = ctr_ninst(cv, ev);
+    if (inst >= 0)
+        return inst < n ? cv->v[ev][inst] : 0;
+    uint64_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += cv->v[ev][i];
+    return s;
+}
+
+/* Stalls a pipe spends outside its busy time: bank and (off S) memory
+ * stalls stretch an executing instruction, so they are part of busy. */
+static int stall_outside_busy(int ev)
+{
+    const char *n = events[ev].name;
+    if (strncmp(n, "pipe.", 5) || !strstr(n, ".stall."))
+        return 0;
+    if (strstr(n, ".stall.bank"))
+        return 0;
+    if (strstr(n, ".stall.memory"))
+        return !strncmp(n, "pipe.s.", 7);
+    return 1;
+}
+
+/* The pipe prefix "pipe.v." of a pipe event, into buf. */
+static int pipe_prefix(int ev, char *buf, size_t n)
+{
+    const char *s = events[ev].name;
+    if (strncmp(s, "pipe.", 5))
+        return 0;
+    const char *dot = strchr(s + 5, '.');
+    if (!dot || (size_t)(dot - s + 1) >= n)
+        return 0;
+    memcpy(buf, s, (size_t)(dot - s + 1));
+    buf[dot - s + 1] = 0;
+    return 1;
+}
+
+npu_status ctr_check(const ctr_values *cv, npu_diag *d)
+{
+    int nc = cv->ninst[CTR_UNIT_CORE];
+    uint64_t maxc = 0;
+    for (int c = 0; c < nc; c++) {
+        uint64_t cyc = ctr_get(cv, CTR_EV_CYCLES, c);
+        if (cyc > maxc)
+            maxc = cyc;
+        for (int e = 0; e < CTR_EV__COUNT; e++) {
+            char pre[32];
+            if (!strstr(events[e].name, ".busy_cycles") || !pipe_prefix(e, pre, sizeof pre))
+                continue;
+            uint64_t used = ctr_get(cv, e, c);
+            for (int f = 0; f < CTR_EV__COUNT; f++)
+                if (stall_outside_busy(f) && !strncmp(events[f].name, pre, strlen(pre)))
+                    used += ctr_get(cv, f, c);
+            if (used > cyc)
+                return npu_errf(d, NPU_EINVAL,
+                                "counters: core %d %s: busy + stalls outside busy = %" PRIu64
+                                " > %" PRIu64 " cycles",
+                                c, pre, used, cyc);
+        }
+    }
+    if (cv->have[CTR_EV_CHIP_CYCLES] && nc && ctr_get(cv, CTR_EV_CHIP_CYCLES, 0) != maxc)
+        return npu_errf(d, NPU_EINVAL, "counters: chip.cycles %" PRIu64 " != max core cycles %" PRIu64,
+                        ctr_get(cv, CTR_EV_CHIP_CYCLES, 0), maxc);
+    return NPU_OK;
+}
+
+/* ---- selection --------------------------------------------------------- */
+
+/* Edit distance (bounded strings), for "did you mean". */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int sub = prev + (a[i - 1] != b[j - 1]);
+            int m = NPU_MIN(row[j] + 1, row[j - 1] + 1);
+            row[j] = NPU_MIN(m, sub);
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+/* Turn on every event matching one comma-separated item list; 0 or the
+ * index in list of the first item matching nothing (+1), in *bad. */
+static int select_list(ctr_sel *s, const char *list, char *bad, size_t nbad)
+{
+    const char *p = list;
+    while (*p) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        char item[128];
+        if (len == 0 || len >= sizeof item) {
+            snprintf(bad, nbad, "%.*s", (int)NPU_MIN(len, 100), p);
+            return -1;
+        }
+        memcpy(item, p, len);
+        item[len] = 0;
+        int hit = 0;
+        for (int e = 0; e < CTR_EV__COUNT; e++)
+            if (!fnmatch(item, events[e].name, 0)) {
+                s->on[e] = 1;
+                hit = 1;
+            }
+        if (!hit) {
+            snprintf(bad, nbad, "%s", item);
+            return -1;
+        }
+        p += len + (q ? 1 : 0);
+        if (q && !*p) {
+            snprintf(bad, nbad, "%s", "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+npu_status ctr_select(ctr_sel *s, const char *evs, const char *group, npu_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    if (group) {
+        int g = ctr_group_find(group);
+        if (g < 0) {
+            npu_buf b = {0};
+            for (int i = 0; i < CTR_GROUP__COUNT; i++)
+                npu_buf_printf(&b, "%s%s", i ? ", " : "", groups[i].name);
+            npu_status st = npu_errf(d, NPU_EINVAL, "-M %s: no such group (groups: %s)", group,
+                                     b.data ? (const char *)b.data : "");
+            npu_buf_free(&b);
+            return st;
+        }
+        char bad[128];
+        select_list(s, groups[g].events, bad, sizeof bad);
+    }
+    if (evs) {
+        char bad[128];
+        if (select_list(s, evs, bad, sizeof bad)) {
+            if (!*bad)
+                return npu_errf(d, NPU_EINVAL, "-e '%s': empty event name", evs);
+            int best = -1, bd = 99;
+            for (int e = 0; e < CTR_EV__COUNT; e++) {
+                int dd = edit_distance(bad, events[e].name);
+                if (dd < bd) {
+                    bd = dd;
+                    best = e;
+                }
+            }
+            if (best >= 0 && bd <= 4)
+                return npu_errf(d, NPU_EINVAL, "-e: unknown event '%s' (did you mean %s? see npusim stat --list)",
+                                bad, events[best].name);
+            return npu_errf(d, NPU_EINVAL, "-e: unknown event '%s' (see npusim stat --list)", bad);
+        }
+    }
+    if (!evs && !group) {
+        char bad[128];
+        select_list(s, groups[CTR_GROUP_DEFAULT].events, bad, sizeof bad);
+    }
+    return NPU_OK;
+}
+
+/* ---- derived metrics ---------------------------------------------------- */
+
+static int matches_any(const char *globs, const char *name)
+{
+    const char *p = globs;
+    while (*p) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        char item[128];
+        if (len && len < sizeof item) {
+            memcpy(item, p, len);
+            item[len] = 0;
+            if (!fnmatch(item, name, 0))
+                return 1;
+        }
+        p += len + (q ? 1 : 0);
+    }
+    return 0;
+}
+
+static double secs_of(const ctr_machine *m, uint64_t cycles)
+{
+    double ghz = m && m->clock_ghz > 0 ? m->clock_ghz : 1.0;
+    return (double)cycles / (ghz * 1e9);
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+/* The histogram mean over instances (inst -1) or of one. */
+static double hist_mean(const ctr_values *cv, int ev, int inst)
+{
+    uint64_t n = 0, s = 0;
+    int ni = ctr_ninst(cv, ev);
+    for (int i = 0; i < ni && cv->h[ev]; i++)
+        if (inst < 0 || inst == i) {
+            n += cv->h[ev][i].n;
+            s += cv->h[ev][i].sum;
+        }
+    return ratio((double)s, (double)n);
+}
+
+int ctr_metric_row(const ctr_values *cv, const ctr_machine *m, uint64_t cycles, int ev, int inst,
+                   double *val)
+{
+    if (ev < 0 || ev >= CTR_EV__COUNT || !cv->have[ev])
+        return -1;
+    const char *name = events[ev].name;
+    int id = -1;
+    for (int k = 0; k < CTR_M__COUNT && id < 0; k++)
+        if (metrics[k].anchor[0] && matches_any(metrics[k].anchor, name))
+            id = k;
+    if (id < 0)
+        return -1;
+    double v = (double)ctr_get(cv, ev, inst);
+    /* the core's own cycles for core/pipe rows (-1: summed like the value) */
+    double ccyc = (double)ctr_get(cv, CTR_EV_CYCLES, inst);
+    double secs = secs_of(m, cycles);
+    switch (id) {
+    case CTR_M_IPC: *val = ratio(v, ccyc); break;
+    case CTR_M_PIPE_UTIL: case CTR_M_STALL_PCT: *val = 100.0 * ratio(v, ccyc); break;
+    case CTR_M_MAC_RATE: *val = ratio(2.0 * v, secs) / 1e12; break;
+    case CTR_M_VEC_RATE: *val = ratio(v, secs) / 1e9; break;
+    case CTR_M_BW: *val = ratio(v, secs) / 1e9; break;
+    case CTR_M_BR_TAKEN: *val = 100.0 * ratio(v, (double)ctr_get(cv, CTR_EV_BR, inst)); break;
+    case CTR_M_L2_HIT:
+        *val = 100.0 * ratio(v, v + (double)ctr_get(cv, CTR_EV_L2_MISSES, inst));
+        break;
+    case CTR_M_ROW_HIT:
+        *val = 100.0 * ratio(v, v + (double)ctr_get(cv, CTR_EV_HBM_ROW_MISSES, inst) +
+                                    (double)ctr_get(cv, CTR_EV_HBM_ROW_CONFLICTS, inst));
+        break;
+    case CTR_M_HBM_LAT: *val = hist_mean(cv, ev, inst); break;
+    default: return -1;
+    }
+    return id;
+}
+
+/* Peak of one rate table at the dtype that did the most work. */
+static double dominant_peak(const ctr_values *cv, const double *rate, int macs, int *dt_out)
+{
+    uint64_t best = 0;
+    int bdt = -1;
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        int dt = ev_dtype[e];
+        if (dt < 0 || !cv->have[e])
+            continue;
+        if ((macs && strncmp(events[e].name, "cube.", 5)) || (!macs && strncmp(events[e].name, "vec.", 4)))
+            continue;
+        uint64_t v = ctr_get(cv, e, -1);
+        if (v > best) {
+            best = v;
+            bdt = dt;
+        }
+    }
+    if (dt_out)
+        *dt_out = bdt;
+    return bdt >= 0 ? rate[bdt] : 0.0;
+}
+
+void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
+{
+    memset(o, 0, sizeof *o);
+    uint64_t cycles = ctr_get(cv, CTR_EV_CHIP_CYCLES, -1);
+    double secs = secs_of(m, cycles);
+    double macs = 0, velems = 0;
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        if (ev_dtype[e] < 0 || !cv->have[e])
+            continue;
+        if (!strncmp(events[e].name, "cube.", 5))
+            macs += (double)ctr_get(cv, e, -1);
+        else
+            velems += (double)ctr_get(cv, e, -1);
+    }
+    double gm = (double)(ctr_get(cv, CTR_EV_GM_RD, -1) + ctr_get(cv, CTR_EV_GM_WR, -1));
+    double ops = 2.0 * macs + velems;
+    int nc = m && m->ncores > 0 ? m->ncores : 1;
+    double ghz = m && m->clock_ghz > 0 ? m->clock_ghz : 1.0;
+#define SET(id, x) (o->val[CTR_M_##id] = (x), o->have[CTR_M_##id] = 1)
+    SET(TIME, secs * 1e6);
+    SET(TFLOPS, ratio(2.0 * macs, secs) / 1e12);
+    SET(GOPS, ratio(velems, secs) / 1e9);
+    SET(GM_BW, ratio(gm, secs) / 1e9);
+    /* peak ops of the launch: the cube at its dominant dtype when the kernel
+     * used the cube, else the vector unit at its dominant dtype */
+    double peak_ops = 0;
+    if (m && macs > 0) {
+        double r = dominant_peak(cv, m->cube_macs_per_cycle, 1, NULL);
+        peak_ops = 2.0 * r * nc * ghz * 1e9;
+        SET(CUBE_UTIL, 100.0 * ratio(2.0 * macs / secs, peak_ops));
+    } else if (m && velems > 0) {
+        double r = dominant_peak(cv, m->vec_elems_per_cycle, 0, NULL);
+        peak_ops = r * nc * ghz * 1e9;
+    }
+    double peak_bw = m ? m->gm_peak_Bps : 0;
+    if (peak_bw > 0)
+        SET(GM_UTIL, 100.0 * ratio(gm / (secs > 0 ? secs : 1), peak_bw));
+    if (gm > 0)
+        SET(AI, ops / gm);
+    if (peak_ops > 0 && peak_bw > 0)
+        SET(RIDGE, peak_ops / peak_bw);
+    /* the roofline verdict (docs/stat.md): attainable = min(peak ops,
+     * intensity x peak bandwidth); under half of it, neither roof limits
+     * the kernel: latency-bound; else the side of the ridge decides */
+    if (secs > 0 && (ops > 0 || gm > 0) && peak_bw > 0) {
+        double achieved_ops = ops / secs, achieved_bw = gm / secs;
+        const char *v;
+        if (ops <= 0 || peak_ops <= 0) {
+            v = achieved_bw >= 0.5 * peak_bw ? "memory-bound" : "latency-bound";
+        } else {
+            double ai = gm > 0 ? ops / gm : INFINITY;
+            double attainable = NPU_MIN(peak_ops, ai * peak_bw);
+            if (achieved_ops < 0.5 * attainable)
+                v = "latency-bound";
+            else
+                v = ai >= peak_ops / peak_bw ? "compute-bound" : "memory-bound";
+        }
+        o->verdict = v;
+        o->have[CTR_M_VERDICT] = 1;
+    }
+#undef SET
+}
+
+/* ---- formatting helpers -------------------------------------------------- */
+
+void ctr_thousands(uint64_t v, char *buf, size_t n)
+{
+    char raw[32];
+    snprintf(raw, sizeof raw, "%" PRIu64, v);
+    size_t len = strlen(raw), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = 0;
+}
+
+static void json_str(npu_buf *b, const char *s)
+{
+    npu_buf_append(b, "\"", 1);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            npu_buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            npu_buf_printf(b, "\\u%04x", c);
+        else
+            npu_buf_append(b, s, 1);
+    }
+    npu_buf_append(b, "\"", 1);
+}
+
+/* A JSON number that parses back exactly and prints the same everywhere. */
+static void json_num(npu_buf *b, double v)
+{
+    if (!isfinite(v))
+        v = 0;
+    npu_buf_printf(b, "%.6g", v);
+}
+
+static const char *inst_word(ctr_unit u)
+{
+    switch (u) {
+    case CTR_UNIT_L2: return "slice";
+    case CTR_UNIT_HBM: return "chan";
+    case CTR_UNIT_CHIP: return "chip";
+    default: return "core";
+    }
+}
+
+/* Which instances a row set of event e prints: -1 (the sum) or each. */
+static int per_instance(const ctr_report_opts *o, int e)
+{
+    if (o->aggr == CTR_AGGR_NONE)
+        return events[e].unit != CTR_UNIT_CHIP;
+    if (o->aggr == CTR_AGGR_PER_CORE)
+        return events[e].unit == CTR_UNIT_CORE || events[e].unit == CTR_UNIT_PIPE;
+    return 0;
+}
+
+/* One row: text or CSV. */
+static void row(npu_buf *b, const ctr_values *cv, const ctr_machine *m, uint64_t cycles, int e,
+                int inst, const ctr_report_opts *o, const char *tprefix)
+{
+    char inst_s[32];
+    if (inst < 0)
+        snprintf(inst_s, sizeof inst_s, "%s", events[e].unit == CTR_UNIT_CHIP ? "chip" : "total");
+    else
+        snprintf(inst_s, sizeof inst_s, "%s%d", inst_word(events[e].unit), inst);
+    double mv = 0;
+    int mid = cv->have[e] ? ctr_metric_row(cv, m, cycles, e, inst, &mv) : -1;
+    if (o->sep) {
+        const char *s = o->sep;
+        if (tprefix)
+            npu_buf_printf(b, "%s%s", tprefix, s);
+        npu_buf_printf(b, "%s%s", inst_s, s);
+        if (cv->have[e])
+            npu_buf_printf(b, "%" PRIu64, ctr_get(cv, e, inst));
+        else
+            npu_buf_printf(b, "<not counted>");
+        npu_buf_printf(b, "%s%s%s%s%s", s, ctr_kind_name(events[e].kind), s, events[e].name, s);
+        if (mid >= 0)
+            npu_buf_printf(b, "%.4f%s%s%s%s\n", mv, s, metrics[mid].unit, s, metrics[mid].name);
+        else
+            npu_buf_printf(b, "%s%s\n", s, s);
+        return;
+    }
+    if (tprefix)
+        npu_buf_printf(b, "%14s ", tprefix);
+    if (per_instance(o, e))
+        npu_buf_printf(b, "%-9s", inst_s);
+    else if (o->aggr != CTR_AGGR_ALL)
+        npu_buf_printf(b, "%-9s", "");
+    char num[40];
+    if (cv->have[e])
+        ctr_thousands(ctr_get(cv, e, inst), num, sizeof num);
+    else
+        snprintf(num, sizeof num, "<not counted>");
+    if (mid >= 0)
+        npu_buf_printf(b, "%20s      %-32s #  %10.2f %s %s\n", num, events[e].name, mv,
+                       metrics[mid].unit, metrics[mid].name);
+    else
+        npu_buf_printf(b, "%20s      %s\n", num, events[e].name);
+}
+
+static void rows(npu_buf *b, const ctr_values *cv, const ctr_machine *m, uint64_t cycles,
+                 const ctr_sel *sel, const ctr_report_opts *o, const char *tprefix)
+{
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        if (!sel->on[e])
+            continue;
+        int ni = ctr_ninst(cv, e);
+        if (per_instance(o, e) && ni > 0 && cv->have[e]) {
+            for (int i = 0; i < ni; i++)
+                row(b, cv, m, cycles, e, i, o, tprefix);
+        } else {
+            row(b, cv, m, cycles, e, -1, o, tprefix);
+        }
+    }
+}
+
+static void json_event(npu_buf *b, const ctr_values *cv, const ctr_machine *m, uint64_t cycles,
+                       int e, const ctr_report_opts *o, int extra)
+{
+    json_str(b, events[e].name);
+    npu_buf_printf(b, ": {");
+    if (extra)
+        npu_buf_printf(b, "\"unit\": \"%s\", \"kind\": \"%s\", ", ctr_unit_name(events[e].unit),
+                       ctr_kind_name(events[e].kind));
+    npu_buf_printf(b, "\"value\": %" PRIu64, ctr_get(cv, e, -1));
+    int ni = ctr_ninst(cv, e);
+    if (per_instance(o, e) && ni > 0) {
+        npu_buf_printf(b, ", \"per_instance\": [");
+        for (int i = 0; i < ni; i++)
+            npu_buf_printf(b, "%s%" PRIu64, i ? ", " : "", cv->v[e][i]);
+        npu_buf_printf(b, "]");
+    }
+    if (extra && cv->h[e]) {
+        ctr_hist_sum t = {0};
+        t.min = UINT64_MAX;
+        for (int i = 0; i < ni; i++) {
+            const ctr_hist_sum *h = &cv->h[e][i];
+            if (!h->n)
+                continue;
+            t.n += h->n;
+            t.sum += h->sum;
+            t.min = NPU_MIN(t.min, h->min);
+            t.max = NPU_MAX(t.max, h->max);
+            /* percentiles of the union are not the max of the parts; the
+             * worst channel's is what a reader looks for */
+            t.p50 = NPU_MAX(t.p50, h->p50);
+            t.p90 = NPU_MAX(t.p90, h->p90);
+            t.p99 = NPU_MAX(t.p99, h->p99);
+        }
+        if (!t.n)
+            t.min = 0;
+        npu_buf_printf(b, ", \"histogram\": {\"n\": %" PRIu64 ", \"sum\": %" PRIu64 ", \"min\": %" PRIu64
+                          ", \"max\": %" PRIu64 ", \"p50_worst\": %" PRIu64 ", \"p90_worst\": %" PRIu64
+                          ", \"p99_worst\": %" PRIu64 "}",
+                       t.n, t.sum, t.min, t.max, t.p50, t.p90, t.p99);
+    }
+    double mv;
+    int mid = ctr_metric_row(cv, m, cycles, e, -1, &mv);
+    if (mid >= 0) {
+        npu_buf_printf(b, ", \"metric\": {\"name\": \"%s\", \"value\": ", metrics[mid].name);
+        json_num(b, mv);
+        npu_buf_printf(b, ", \"unit\": \"%s\"}", metrics[mid].unit);
+    }
+    npu_buf_printf(b, "}");
+}
+
+void ctr_report(const ctr_values *cv, const ctr_machine *m, const ctr_sel *sel,
+                const ctr_report_opts *o, npu_buf *b)
+{
+    uint64_t cycles = ctr_get(cv, CTR_EV_CHIP_CYCLES, -1);
+    ctr_summary sum;
+    ctr_summarize(cv, m, &sum);
+    int ncores = cv->ninst[CTR_UNIT_CORE];
+    double ghz = m && m->clock_ghz > 0 ? m->clock_ghz : 1.0;
+    if (o->json) {
+        npu_buf_printf(b, "{\"kernel\": ");
+        json_str(b, o->title ? o->title : "");
+        npu_buf_printf(b, ", \"mode\": \"%s\", \"cores\": %d, \"clock_ghz\": ", o->mode ? o->mode : "perf",
+                       ncores);
+        json_num(b, ghz);
+        npu_buf_printf(b, ", \"cycles\": %" PRIu64 ",\n \"events\": {", cycles);
+        int first = 1;
+        for (int e = 0; e < CTR_EV__COUNT; e++) {
+            if (!sel->on[e] || !cv->have[e])
+                continue;
+            npu_buf_printf(b, "%s\n  ", first ? "" : ",");
+            first = 0;
+            json_event(b, cv, m, cycles, e, o, 1);
+        }
+        npu_buf_printf(b, "},\n \"metrics\": {");
+        first = 1;
+        for (int k = 0; k < CTR_M__COUNT; k++) {
+            if (!sum.have[k])
+                continue;
+            npu_buf_printf(b, "%s\n  \"%s\": ", first ? "" : ",", metrics[k].name);
+            first = 0;
+            if (k == CTR_M_VERDICT)
+                json_str(b, sum.verdict);
+            else
+                json_num(b, sum.val[k]);
+        }
+        npu_buf_printf(b, "}}\n");
+        return;
+    }
+    if (o->sep) {
+        rows(b, cv, m, cycles, sel, o, NULL);
+        for (int k = 0; k < CTR_M__COUNT; k++) {
+            if (!sum.have[k])
+                continue;
+            const char *s = o->sep;
+            if (k == CTR_M_VERDICT)
+                npu_buf_printf(b, "summary%s%s%s%s%s%s%s%s\n", s, s, s, s, sum.verdict, s, s,
+                               metrics[k].name);
+            else
+                npu_buf_printf(b, "summary%s%s%s%s%.4f%s%s%s%s\n", s, s, s, s, sum.val[k], s,
+                               metrics[k].unit, s, metrics[k].name);
+        }
+        return;
+    }
+    npu_buf_printf(b, "\n Performance counter stats for '%s' (%s mode, %d core%s):\n\n",
+                   o->title ? o->title : "?", o->mode ? o->mode : "perf", ncores,
+                   ncores == 1 ? "" : "s");
+    rows(b, cv, m, cycles, sel, o, NULL);
+    char cyc[40];
+    ctr_thousands(cycles, cyc, sizeof cyc);
+    npu_buf_printf(b, "\n %20.3f us time elapsed (%s cycles at %.3f GHz, simulated)\n\n",
+                   sum.val[CTR_M_TIME], cyc, ghz);
+    for (int k = 0; k < CTR_M__COUNT; k++) {
+        if (!sum.have[k] || k == CTR_M_TIME)
+            continue;
+        if (k == CTR_M_VERDICT)
+            npu_buf_printf(b, " %20s      %s  # %s\n", sum.verdict, metrics[k].name, metrics[k].desc);
+        else
+            npu_buf_printf(b, " %20.3f      %s %s\n", sum.val[k], metrics[k].unit, metrics[k].name);
+    }
+    npu_buf_printf(b, "\n");
+}
+
+/* ---- intervals ------------------------------------------------------------ */
+
+npu_status ctr_intervals_grow(ctr_intervals *iv, size_t bin, size_t max_bins, npu_diag *d)
+{
+    if (bin < iv->nbins)
+        return NPU_OK;
+    if (bin >= max_bins)
+        return npu_errf(d, NPU_EINVAL,
+                        "-I %" PRIu64 ": the run needs more than %zu intervals; choose a larger interval",
+                        iv->width, max_bins);
+    size_t nb = iv->nbins ? iv->nbins : 16;
+    while (nb <= bin)
+        nb *= 2;
+    if (nb > max_bins)
+        nb = max_bins;
+    size_t per = (size_t)CTR_EV__COUNT * (size_t)iv->ncores;
+    uint64_t *v = npu_realloc(iv->v, nb * per * sizeof *v);
+    if (!v)
+        return npu_errf(d, NPU_ENOMEM, "-I: out of memory for %zu intervals", nb);
+    memset(v + iv->nbins * per, 0, (nb - iv->nbins) * per * sizeof *v);
+    iv->v = v;
+    iv->nbins = nb;
+    return NPU_OK;
+}
+
+void ctr_intervals_add(ctr_intervals *iv, int ev, int core, uint64_t cycle, uint64_t n)
+{
+    size_t bin = (size_t)(cycle / iv->width);
+    if (!n || bin >= iv->nbins || core < 0 || core >= iv->ncores)
+        return;
+    iv->v[(bin * CTR_EV__COUNT + (size_t)ev) * (size_t)iv->ncores + (size_t)core] += n;
+}
+
+void ctr_intervals_add_span(ctr_intervals *iv, int ev, int core, uint64_t start, uint64_t end)
+{
+    while (start < end) {
+        uint64_t wend = (start / iv->width + 1) * iv->width;
+        uint64_t e = NPU_MIN(end, wend);
+        ctr_intervals_add(iv, ev, core, start, e - start);
+        start = e;
+    }
+}
+
+void ctr_intervals_free(ctr_intervals *iv)
+{
+    npu_free(iv->v);
+    iv->v = NULL;
+    iv->nbins = 0;
+}
+
+void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
+                          const ctr_report_opts *o, npu_buf *b)
+{
+    ctr_values cv;
+    if (ctr_values_init(&cv, iv->ncores, 0, 0, NULL)) {
+        b->oom = 1;
+        return;
+    }
+    /* windows past the last core's end are empty: stop at the last one used */
+    size_t used = 0;
+    for (size_t k = 0; k < iv->nbins; k++)
+        for (int c = 0; c < iv->ncores; c++)
+            if (iv->v[(k * CTR_EV__COUNT + CTR_EV_CYCLES) * (size_t)iv->ncores + (size_t)c])
+                used = k + 1;
+    ctr_sel s2 = *sel;
+    s2.on[CTR_EV_CHIP_CYCLES] = 0;   /* the window's length: the time column */
+    if (o->json)
+        npu_buf_printf(b, "{\"interval_cycles\": %" PRIu64 ", \"intervals\": [", iv->width);
+    else if (!o->sep)
+        npu_buf_printf(b, "#%13s %s%20s      %s\n", "cycle", o->aggr != CTR_AGGR_ALL ? "instance " : "",
+                       "counts", "event");
+    for (size_t k = 0; k < used; k++) {
+        uint64_t wlen = 0;
+        for (int e = 0; e < CTR_EV__COUNT; e++) {
+            cv.have[e] = iv->binned[e];
+            for (int c = 0; c < iv->ncores; c++)
+                cv.v[e][c] = iv->v[(k * CTR_EV__COUNT + (size_t)e) * (size_t)iv->ncores + (size_t)c];
+        }
+        for (int c = 0; c < iv->ncores; c++)
+            wlen = NPU_MAX(wlen, cv.v[CTR_EV_CYCLES][c]);
+        cv.v[CTR_EV_CHIP_CYCLES][0] = wlen;
+        cv.have[CTR_EV_CHIP_CYCLES] = 1;
+        uint64_t endc = k * iv->width + wlen;
+        if (o->json) {
+            npu_buf_printf(b, "%s\n  {\"end_cycle\": %" PRIu64 ", \"events\": {", k ? "," : "", endc);
+            int first = 1;
+            for (int e = 0; e < CTR_EV__COUNT; e++) {
+                if (!s2.on[e] || !cv.have[e])
+                    continue;
+                npu_buf_printf(b, "%s", first ? "" : ", ");
+                first = 0;
+                json_event(b, &cv, m, wlen, e, o, 0);
+            }
+            npu_buf_printf(b, "}}");
+            continue;
+        }
+        char t[32];
+        snprintf(t, sizeof t, "%" PRIu64, endc);
+        rows(b, &cv, m, wlen, &s2, o, t);
+    }
+    if (o->json)
+        npu_buf_printf(b, "]}\n");
+    ctr_values_free(&cv);
+}
+
+/* ---- listing and docs ------------------------------------------------------ */
+
+void ctr_list(npu_buf *b)
+{
+    npu_buf_printf(b, "events (%d; unit, kind; PMU number in brackets):\n", CTR_EV__COUNT);
+    for (int e = 0; e < CTR_EV__COUNT; e++)
+        npu_buf_printf(b, "  %-30s [%3d] %-11s %-9s %s\n", events[e].name, e, ctr_unit_name(events[e].unit),
+                       ctr_kind_name(events[e].kind), events[e].desc);
+    npu_buf_printf(b, "\ngroups (-M NAME):\n");
+    for (int g = 0; g < CTR_GROUP__COUNT; g++)
+        npu_buf_printf(b, "  %-24s %s\n  %-24s   events: %s\n", groups[g].name, groups[g].desc, "",
+                       groups[g].events);
+    npu_buf_printf(b, "\nderived metrics:\n");
+    for (int k = 0; k < CTR_M__COUNT; k++)
+        npu_buf_printf(b, "  %-26s %-10s %s%s%s\n", metrics[k].name, metrics[k].unit, metrics[k].desc,
+                       metrics[k].anchor[0] ? "; on rows of " : " (summary)", metrics[k].anchor);
+}
+
+void ctr_doc_markdown(npu_buf *b)
+{
+    npu_buf_printf(b,
+        "<!-- generated from counters/events.def, groups.def and metrics.def by ctr-docgen"
+        " — do not edit -->\n"
+        "# Counters\n\n"
+        "Every counter `npusim stat` prints, the PMU can select and the viewer labels, one\n"
+        "row per event of `counters/events.def`. The number is the PMU event number a\n"
+        "kernel writes to `pmusel0..3` (docs/stat.md). Units: `core` and `pipe` events\n"
+        "have one instance per core, `l2_slice` one per L2 slice, `hbm_channel` one per\n"
+        "HBM channel, `chip` one. Stall cycles of the `bank` cause and, off pipe S, the\n"
+        "`memory` cause lie inside the pipe's busy cycles (the instruction is stretched);\n"
+        "the other causes lie outside, so busy + stalls outside busy + idle = cycles.\n\n"
+        "| # | event | unit | kind | description |\n|---|---|---|---|---|\n");
+    for (int e = 0; e < CTR_EV__COUNT; e++)
+        npu_buf_printf(b, "| %d | `%s` | %s | %s | %s |\n", e, events[e].name,
+                       ctr_unit_name(events[e].unit), ctr_kind_name(events[e].kind), events[e].desc);
+    npu_buf_printf(b, "\n## Groups (`npusim stat -M NAME`)\n\n| group | events | description |\n|---|---|---|\n");
+    for (int g = 0; g < CTR_GROUP__COUNT; g++)
+        npu_buf_printf(b, "| `%s` | `%s` | %s |\n", groups[g].name, groups[g].events, groups[g].desc);
+    npu_buf_printf(b, "\n## Derived metrics\n\n| metric | unit | shown on | definition |\n|---|---|---|---|\n");
+    for (int k = 0; k < CTR_M__COUNT; k++)
+        npu_buf_printf(b, "| `%s` | %s | %s | %s |\n", metrics[k].name, metrics[k].unit[0] ? metrics[k].unit : "-",
+                       metrics[k].anchor[0] ? metrics[k].anchor : "summary", metrics[k].desc);
+}
