@@ -6,6 +6,7 @@
 #include "frontend/asm.h"
 #include "frontend/config.h"
 #include "kernels/ref/ref.h"
+#include "memmodel/mem.h"
 #include "sim/npusim.h"
 
 #ifndef NPUSIM_VERSION
