@@ -32,7 +32,7 @@
 #   MTE3->MTE1 s P_t in L1          MTE1->MTE3 s P L1 slot free
 #   MTE1->M s   P_t, V_t in L0A/B   M->MTE1 s   L0A/L0B slots free
 #   M->FIX 2+s  PV_t in L0C         FIX->M 2+s  PV L0C slot free
-#   FIX->V 2    PV_t in UB          V->FIX 2    PV UB buffer free
+#   FIX->V 2+s  PV_t in UB          V->FIX 2+s  PV UB slot free (one slot, id 2, if NPV = 1)
 #   V->MTE3 2   O ready             MTE3->V 2   O buffers free
 #   MTE3->MTE2 0 the zeroed V slots in L1 (once, at the start)
 
@@ -84,24 +84,40 @@
     # another whose 32-byte blocks sit in another bank group (block q is in
     # group q % 16, so buffers that meet in one op are 128 or 256 bytes
     # apart modulo 512): S and O at 0, X at 256, PV and CB at 128.
+    # P V gets two slots (NPV = 2) when they fit (all but causal HD = 128):
+    # then the update of tile t is issued after the softmax of tile t+1.
+    .equ PVB, 64 * HD * 4        # one 64 x HD fp32 tile (a multiple of 4 KB)
     .equ UB_S0, 0x00000          # scores, 64 x 64 fp32
     .equ UB_S1, 0x04000
-    .equ UB_PV, 0x08080          # P V, 64 x HD fp32 (one slot: see docs)
-    .equ UB_O, 0x10200           # the accumulator, 64 x HD fp32
-    .equ UB_X, 0x18300           # scratch: the other half of every op, output staging
-    .equ UB_PZ0, 0x20400         # P, fp16 ZZ fractals (4 per 16 rows)
-    .equ UB_PZ1, 0x22400
-    .equ UB_CB, 0x24480          # causal bias, 64 x 64 fp32 (0 / -inf)
-    .equ UB_M, 0x28600           # running max (64 fp32)
-    .equ UB_L, 0x28700           # running sum
-    .equ UB_MX, 0x28800          # tile row max
-    .equ UB_RS, 0x28900          # tile row sum
-    .equ UB_AL0, 0x28a00         # alpha per slot
-    .equ UB_AL1, 0x28b00
-    .equ UB_MN, 0x28c00          # new max
-    .equ UB_BRM, 0x28e00         # broadcasts: one 32-byte block per row (2 KB)
-    .equ UB_BRA, 0x29600
-    .equ UB_STAT_END, 0x29e00
+    .equ UB_PV0, 0x08080         # P V, 64 x HD fp32
+    .equ STATB, 0x1800
+    # X partners both S (64 x 64 fp32) and O: the larger of the two
+    .equ XB, PVB + (PVB < 0x4000) * (0x4000 - PVB)
+.if (((UB_PV0 + 2 * PVB + 511) / 512 * 512 + PVB + XB + 256 + 511) / 512 * 512 + 0x4000 + CAUSAL * (0x4000 + 512) + STATB) <= 0x30000
+    .equ NPV, 2
+.else
+    .equ NPV, 1
+.endif
+    .equ UB_PV1, UB_PV0 + (NPV - 1) * PVB
+    .equ UB_O, (UB_PV0 + NPV * PVB + 511) / 512 * 512       # the accumulator
+    .equ UB_X, UB_O + PVB + 256  # scratch: the other half of every op, output staging
+    .equ UB_PZ0, (UB_X + XB + 511) / 512 * 512              # P, fp16 ZZ fractals
+    .equ UB_PZ1, UB_PZ0 + 0x2000
+    .equ UB_CB, UB_PZ1 + 0x2000 + 128                        # causal bias, 64 x 64 (0 / -inf)
+    .equ UB_M, (UB_CB + CAUSAL * 0x4000 + 511) / 512 * 512   # running max (64 fp32)
+    .equ UB_L, UB_M + 0x100      # running sum
+    .equ UB_MX, UB_M + 0x200     # tile row max
+    .equ UB_RS, UB_M + 0x300     # tile row sum
+    .equ UB_AL0, UB_M + 0x400    # alpha per slot
+    .equ UB_AL1, UB_M + 0x500
+    .equ UB_MN, UB_M + 0x600     # new max
+    .equ UB_BRM, UB_M + 0x800    # broadcasts: one 32-byte block per row (2 KB)
+    .equ UB_BRA, UB_M + 0x1000
+    .equ UB_STAT_END, UB_M + STATB
+.if UB_STAT_END > 0x30000
+    .error "UB layout does not fit 192 KB"
+.endif
+    .equ PVF1, 2 + (NPV - 1)     # flag id of P V slot 1 (V <-> FIX)
 
 # Registers over the kernel: a0-a7 the arguments; s0 core id, s1 cores,
 # s2 unit, s3 units; per unit s4 bh, s5 q0, s6 nq, s7 key tiles, s8 tile t,
@@ -361,21 +377,25 @@
     slli t0, t0, 10
     li t2, (HD * 4) << 32
     or t2, t2, t0
-    li t4, UB_PV
+    li t4, UB_PV0 + \s * (UB_PV1 - UB_PV0)
     wait_flag M, FIX, 2 + \s
-    wait_flag V, FIX, 2
+    wait_flag V, FIX, 2 + \s * (PVF1 - 2)
     fix.l0c2ub.nd.f32.f32 t4, t3, t1, t2, zero
     set_flag FIX, M, 2 + \s
-    set_flag FIX, V, 2
-    # V: O = O * alpha + PV
+    set_flag FIX, V, 2 + \s * (PVF1 - 2)
+.endm
+
+# ---- issue the accumulator update of slot \s: O = O * alpha + PV ----
+.macro upd s
     addi t0, s6, 7
     srli t0, t0, 3
     vcfgr t5, t0
     li t1, UB_BRA
     li t6, UB_AL0 + \s * (UB_AL1 - UB_AL0)
-    wait_flag FIX, V, 2
+    wait_flag FIX, V, 2 + \s * (PVF1 - 2)
     vbrcb.f32 t1, t6, t5
     li t3, UB_O
+    li t4, UB_PV0 + \s * (UB_PV1 - UB_PV0)
     li ra, 0
 3:  li t0, HD
     sub s11, t0, ra
@@ -394,7 +414,7 @@
     addi ra, ra, 64
     li t0, HD
     blt ra, t0, 3b
-    set_flag V, FIX, 2
+    set_flag V, FIX, 2 + \s * (PVF1 - 2)
 .endm
 
     .text
@@ -464,6 +484,9 @@ attention:
     set_flag V, FIX, 0
     set_flag V, FIX, 1
     set_flag V, FIX, 2
+.if NPV == 2
+    set_flag V, FIX, 3
+.endif
     set_flag MTE3, V, 0
     set_flag MTE3, V, 1
     set_flag MTE3, V, 2
@@ -478,6 +501,10 @@ attention:
     srli t0, t0, 6
     divu s4, s2, t0
     remu s10, s2, t0
+    # rotate the query block by the head index, so round-robin units do
+    # not give one core the same (causal: same cost) block of every head
+    add s10, s10, s4
+    remu s10, s10, t0
     slli s5, s10, 6
     sub s6, a5, s5
     li t0, BR
@@ -528,23 +555,44 @@ attention:
     qk 0, s8
     j 13f
 12: qk 1, s8
-13: # loop: sm(t), qk(t+1), pv(t)
+13: # loop: sm(t), qk(t+1), pv(t), upd(t-1): the vector unit does the
+    # next softmax before it needs this tile's P V
     bnez s9, 15f
     sm 0, s8
     addi s11, s8, 1
     bge s11, s7, 14f
     qk 1, s11
 14: pv 0
+.if NPV == 2
+    beqz s8, 16f
+    upd 1
+.else
+    upd 0
+.endif
     j 16f
 15: sm 1, s8
     addi s11, s8, 1
     bge s11, s7, 17f
     qk 0, s11
 17: pv 1
+.if NPV == 2
+    beqz s8, 16f
+    upd 0
+.else
+    upd 1
+.endif
 16: xori s9, s9, 1
     addi s8, s8, 1
     blt s8, s7, 13b
     set_flag M, MTE2, 2          # Q free once the last S is computed
+.if NPV == 2
+    # the last tile's update (slot of t = s7 - 1, now s9 ^ 1)
+    bnez s9, 20f
+    upd 1
+    j 21f
+20: upd 0
+21:
+.endif
     # ---- O /= l, cast, store ----
     addi t0, s6, 7
     srli t0, t0, 3
@@ -618,6 +666,9 @@ attention:
     wait_flag V, FIX, 0
     wait_flag V, FIX, 1
     wait_flag V, FIX, 2
+.if NPV == 2
+    wait_flag V, FIX, 3
+.endif
     wait_flag MTE3, V, 0
     wait_flag MTE3, V, 1
     wait_flag MTE3, V, 2

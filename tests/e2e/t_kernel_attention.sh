@@ -33,6 +33,8 @@ check 1 "$small" --bh 1 --sq 130 --hd 128 --out f32
 check 2 "$small" --bh 2 --sq 17 --sk 5 --hd 16
 check 2 "$small" --bh 2 --sq 191 --causal 1 --hd 32 --out f32
 check 2 "$small" --bh 3 --sq 70 --sk 129 --hd 80
+# causal hd 128: one UB slot for P V (the other order of the loop)
+check 2 "$small" --bh 2 --sq 150 --hd 128 --causal 1
 # 24 cores on the default machine: one (head, query block) each
 check 24 default --bh 12 --sq 100 --causal 1
 
