@@ -25,7 +25,10 @@ static void json_str(FILE *f, const char *s)
 
 /* ---- Chrome ------------------------------------------------------------------------ */
 #define LANES 16
-enum { TID_STALL = 16, TID_MEM = 1000, TID_CALLS = 2000, TID_BARRIER = 2001 };
+/* Threads of a core: per pipe p, 1 + 48p + {0: instructions, 16: stalls,
+ * 32: flag sets and waits}, each with up to LANES lanes for overlaps. */
+enum { TID_PIPE = 48, TID_STALL = 16, TID_SYNC = 32, TID_MEM = 1000, TID_CALLS = 2000,
+       TID_BARRIER = 2001 };
 #define PID_UNIT 100000
 #define PID_HBM 200000
 
@@ -254,7 +257,7 @@ static void chrome_event(chrome *c, const trc_event *e)
     switch (e->kind) {
     case TRC_INSN: {
         uint32_t pid = core_pid(c, e->core);
-        uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * 32, e->t0, e->t1,
+        uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * TID_PIPE, e->t0, e->t1,
                                 trc_pipe_name(e->pipe));
         const char *op = trc_name(c->r, &m->opcodes, e->id);
         x_begin(c, op, "insn", pid, tid, e->t0, e->t1 - e->t0);
@@ -268,7 +271,8 @@ static void chrome_event(chrome *c, const trc_event *e)
     case TRC_STALL: {
         uint32_t pid = core_pid(c, e->core);
         snprintf(label, sizeof label, "%s stall", trc_pipe_name(e->pipe));
-        uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * 32 + TID_STALL, e->t0, e->t1, label);
+        uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * TID_PIPE + TID_STALL, e->t0, e->t1,
+                                label);
         const char *cause = trc_name(c->r, &m->causes, e->id);
         x_begin(c, cause, "stall", pid, tid, e->t0, e->t1 - e->t0);
         fputs(",\"args\":{\"cause\":", c->f);
@@ -281,11 +285,11 @@ static void chrome_event(chrome *c, const trc_event *e)
         int set = e->kind == TRC_FLAG_SET;
         uint32_t pid = core_pid(c, e->core);
         unsigned on = set ? e->pipe : e->pipe2;
-        snprintf(label, sizeof label, "%s stall", trc_pipe_name(on));
+        snprintf(label, sizeof label, "%s sync", trc_pipe_name(on));
         /* a set is drawn one cycle long, and so is a wait that did not block,
          * so that the flow arrows have a slice to bind to */
         uint64_t e1 = set ? e->t0 + 1 : NPU_MAX(e->t1, e->t0 + 1);
-        uint32_t tid = lane_for(c, pid, 1 + on * 32 + TID_STALL, e->t0, e1, label);
+        uint32_t tid = lane_for(c, pid, 1 + on * TID_PIPE + TID_SYNC, e->t0, e1, label);
         snprintf(name, sizeof name, "%s %s->%s #%u", set ? "set_flag" : "wait_flag",
                  trc_pipe_name(e->pipe), trc_pipe_name(e->pipe2), e->id);
         x_begin(c, name, "sync", pid, tid, e->t0, e1 - e->t0);
