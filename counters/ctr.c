@@ -579,9 +579,12 @@ static void row(npu_buf *b, const ctr_values *cv, const ctr_machine *m, uint64_t
         ctr_thousands(ctr_get(cv, e, inst), num, sizeof num);
     else
         snprintf(num, sizeof num, "<not counted>");
-    if (mid >= 0)
-        npu_buf_printf(b, "%20s      %-32s #  %10.2f %s %s\n", num, events[e].name, mv,
-                       metrics[mid].unit, metrics[mid].name);
+    if (mid >= 0 && !strcmp(metrics[mid].unit, "%"))
+        npu_buf_printf(b, "%20s      %-32s #  %10.2f %% %s\n", num, events[e].name, mv,
+                       metrics[mid].name);
+    else if (mid >= 0)
+        npu_buf_printf(b, "%20s      %-32s #  %10.2f %s\n", num, events[e].name, mv,
+                       metrics[mid].unit);
     else
         npu_buf_printf(b, "%20s      %s\n", num, events[e].name);
 }
