@@ -417,6 +417,18 @@ START_TEST(t_dma_faults)
     ck_assert_msg(strstr(u->d.msg, "outside any allocation"), "%s", u->d.msg);
     ck_assert_int_eq(mv(u, ISA_OP_UB2GM, ISA_DT_U8, ISA_XFORM_PAD, GM(0), 0, 1, 20, 0, 0), NPU_EFAULT);
     ck_assert_int_eq(mv(u, ISA_OP_GM2L1, ISA_DT_U8, 5, 0, GM(0), 1, 32, 0, 0), NPU_EFAULT);
+    /* a failed host allocation is ENOMEM with a message, never a crash */
+    npu_alloc_fail_after(1);
+    npu_status st = mv(u, ISA_OP_GM2UB, ISA_DT_U8, 0, 0, GM(0), 1, 64, 0, 0);
+    int failed = npu_alloc_failed();
+    npu_alloc_fail_after(0);
+    ck_assert(failed);
+    ck_assert_int_eq(st, NPU_ENOMEM);
+    ck_assert_msg(strstr(u->d.msg, "out of host memory"), "%s", u->d.msg);
+    npu_alloc_fail_after(1);
+    st = mv(u, ISA_OP_GM2L1, ISA_DT_F16, ISA_XFORM_ND2NZ, 0, GM(0), 3, 40, 48, 1024);
+    npu_alloc_fail_after(0);
+    ck_assert_int_eq(st, NPU_ENOMEM);
     ut_free(u);
 }
 END_TEST
