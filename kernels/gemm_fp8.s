@@ -16,12 +16,13 @@
 # has one sb per k block), dealt round robin over the cores; one k step per
 # scale block (BK = 128). Per k step, slot s alternating every step:
 #   MTE2  A -> L1A[s] (nd2nz, NZ), B -> L1B[s] (nd2nz),
-#         SA[kb][m0:+mt] -> UB SA[s] (.pad: zeros to 8 values)
+#         SA[kb][m0:+mt] -> UB SA[s] (.pad: zeros to 8 values),
+#         SB[kb][nt] -> the block after it (.pad)
 #   MTE1  L1A[s] -> L0A[s] (ZZ, per k block); L1B[s] -> L0B[s] (.trans, 32x32 units)
 #   M     mmad.e4m3.f32 L0C[s] = A_kb x B_kb          (fp32, a fresh partial)
 #   FIX   L0C[s] -> UB P[s] (fp32, row-major, 512-byte rows)
-#   V     w = SA[s] * sb  (sb = SB[kb][nt], read by the scalar unit);
-#         S = vbrcb(w)    (each row's scale as one 32-byte block);
+#   V     S = vbrcb(SA[s]) * vbrcb(sb)  (sa[i] sb as one 32-byte block per
+#         row; vbrcb broadcasts 8 packed values into 8 blocks);
 #         ACC[i][:] (+)= P[s][i][:] * S[i]  (vmul on the first block,
 #         vmla after; two 64-column halves, masked to the tile's columns)
 # After the last block V converts ACC (bf16/f16 output) and MTE3 stores the
@@ -45,8 +46,8 @@
 # free"), because a 32x32 transpose unit reads up to ceil32(kk) lines of
 # which nd2nz writes ceil16(kk) (the extra lines feed only k >= kk, which
 # mmad ignores, but must not be uninitialised reads).
-# The scalar unit reads SB with lwg, so this kernel runs in func and perf
-# mode, not in timing mode (docs/running.md).
+# The scales come through MTE2 like the data (no scalar GM reads), so the
+# kernel also runs in timing mode.
 
     .include "npu.inc"
 
@@ -74,8 +75,9 @@
     .equ ACC, 2 * PSLOT
     .equ OUT, ACC + PSLOT               # bf16/f16 rows of BN * 2 bytes; also the zero source
     .equ SA0, OUT + BK * BN             # (OUT is L1B_SLOT bytes: big enough for both)
-    .equ WB, SA0 + 2 * BM * 4
-    .equ SB_, WB + BM * 4
+    .equ SASLOT, BM * 4 + 32            # the row scales, then sb in its own block
+    .equ WB, SA0 + 2 * SASLOT
+    .equ SB_, WB + 256
     .equ UB_END, SB_ + BM * 32
 .if UB_END > 196608
     .error "UB layout too large"
@@ -84,7 +86,7 @@
     # rows 512 bytes apart, the scale block per row with block stride 0
     .equ VROW, (1 << 8) | (1 << 16) | (0 << 24) | (16 << 32) | (16 << 40) | (1 << 48)
     .equ VCONV, (1 << 8) | (1 << 16) | (8 << 32) | (16 << 40)
-    .equ SBBASE, 0                      # scalar buffer: SB address, NB
+    .equ SBBASE, 0                      # scalar buffer (not GM): SB address, NB
     .equ SBNB, 8
 
 # Register map:
@@ -137,9 +139,19 @@
     add t3, t3, s0                      # &SA[kb][m0]
     slli t4, a2, 2 + 16
     ori t4, t4, 1
-    li gp, SA0 + \s * BM * 4
+    li gp, SA0 + \s * SASLOT
     wait_flag V, MTE2, \s
     mov.gm2ub.pad gp, t3, t4, zero
+    ld t3, SBBASE(zero)
+    ld t4, SBNB(zero)
+    mul t4, t4, a4
+    srli t5, a1, 7                      # nt of the 128-column block
+    add t4, t4, t5
+    slli t4, t4, 2
+    add t3, t3, t4                      # &SB[kb][nt]
+    li t4, (4 << 16) | 1
+    li gp, SA0 + \s * SASLOT + BM * 4
+    mov.gm2ub.pad gp, t3, t4, zero      # sb, zero padded to a block
     set_flag MTE2, V, \s
     # ---- MTE1
     wait_flag MTE2, MTE1, \s
@@ -208,26 +220,21 @@
     # ---- V: scale and accumulate
     wait_flag FIX, V, \s
     wait_flag MTE2, V, \s
-    ld t3, SBBASE(zero)
-    ld t4, SBNB(zero)
-    mul t4, t4, a4
-    srli t5, a1, 7                      # nt of the 128-column block
-    add t4, t4, t5
-    slli t4, t4, 2
-    add t3, t3, t4
-    lwg t3, 0(t3)                       # sb = SB[kb][nt]
-    addi t4, a2, 7
-    andi t4, t4, -8
-    vmaskc t4                           # ceil8(rows) scales (zero padded)
-    vcfg t5, 1
+    vcfg t5, 1, 1, 1, 1, 8, 8, 8
     li gp, WB
-    li tp, SA0 + \s * BM * 4
-    vmuls.f32 gp, tp, t3, t5            # w = sa * sb
-    srli t4, t4, 3
+    li tp, SA0 + \s * SASLOT + BM * 4
+    vbrcb.f32 gp, tp, t5                # block 0 of WB: 8 copies of sb
+    addi t4, a2, 7
+    srli t4, t4, 3                      # ceil(rows / 8)
     vcfg t5, 0, 1, 1, 1, 8, 8, 8
     or t5, t5, t4
+    li sp, SA0 + \s * SASLOT
     li tp, SB_
-    vbrcb.f32 tp, gp, t5                # one block of w[i] per row
+    vbrcb.f32 tp, sp, t5                # one block of sa[i] per row (zero padded to 8 rows)
+    slli t4, t4, 6
+    vmaskc t4                           # those blocks' elements
+    vcfg t5, 1, 1, 1, 0, 8, 8, 0
+    vmul.f32 tp, tp, gp, t5             # S[i] = sa[i] * sb, one block per row
     ldc t3, VROW
     or t3, t3, a2
     li gp, P0 + \s * PSLOT
