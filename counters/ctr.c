@@ -802,6 +802,8 @@ void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const c
         uint64_t wlen = 0;
         for (int e = 0; e < CTR_EV__COUNT; e++) {
             cv.have[e] = iv->binned[e];
+            if (events[e].unit != CTR_UNIT_CORE && events[e].unit != CTR_UNIT_PIPE)
+                continue;
             for (int c = 0; c < iv->ncores; c++)
                 cv.v[e][c] = iv->v[(k * CTR_EV__COUNT + (size_t)e) * (size_t)iv->ncores + (size_t)c];
         }
@@ -836,9 +838,10 @@ void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const c
 
 void ctr_list(npu_buf *b)
 {
-    npu_buf_printf(b, "events (%d; unit, kind; PMU number in brackets):\n", CTR_EV__COUNT);
+    npu_buf_printf(b, "events (%d): name, PMU event number (pmusel), unit, kind, description\n",
+                   CTR_EV__COUNT);
     for (int e = 0; e < CTR_EV__COUNT; e++)
-        npu_buf_printf(b, "  %-30s [%3d] %-11s %-9s %s\n", events[e].name, e, ctr_unit_name(events[e].unit),
+        npu_buf_printf(b, "  %-30s %4d  %-11s %-9s %s\n", events[e].name, e, ctr_unit_name(events[e].unit),
                        ctr_kind_name(events[e].kind), events[e].desc);
     npu_buf_printf(b, "\ngroups (-M NAME):\n");
     for (int g = 0; g < CTR_GROUP__COUNT; g++)

@@ -40,7 +40,8 @@ static void usage(FILE *f)
         "\n"
         "Runs the kernel in perf mode (the arguments of npusim run: KERNEL.elf or\n"
         "LAUNCH.json, --arg, --out, --cores, --config, --set, ...) and prints its\n"
-        "counters the way perf stat does. Outputs are not written or checked.\n"
+        "counters the way perf stat does. Outputs naming a file are written (a kernel\n"
+        "can store its own PMU counters); --expect is not checked.\n"
         "\n"
         "options:\n"
         "  -e LIST        events by name or glob, comma-separated (pipe.*.busy_cycles)\n"
@@ -719,6 +720,27 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
     return st;
 }
 
+/* Save outputs that name a file (a kernel measuring itself with the PMU
+ * writes its counters to one). */
+static npu_status save_outputs(npu_sim *s, const launch_desc *l, npu_diag *d)
+{
+    for (size_t i = 0; i < l->nargs; i++) {
+        const launch_arg *a = &l->args[i];
+        const char *path = a->kind == LAUNCH_ARG_OUT ? a->file
+                           : a->kind == LAUNCH_ARG_INOUT ? a->save : NULL;
+        if (!path)
+            continue;
+        npy_tensor t;
+        npu_status st = npu_sim_get_output(s, a->name, &t, d);
+        if (!st)
+            st = npy_save(path, &t, d);
+        npy_free(&t);
+        if (st)
+            return st;
+    }
+    return NPU_OK;
+}
+
 static int parse_u64(const char *s, uint64_t *v)
 {
     char *end;
@@ -759,7 +781,11 @@ int sim_cmd_stat(int argc, char **argv)
             launch_free(&l);
             return 0;
         }
-        if (!strcmp(a, "-e") || !strcmp(a, "-M") || !strcmp(a, "-x") || !strcmp(a, "-I")) {
+        /* -e LIST or -eLIST (perf's -x, is the common spelling) */
+        int attached = a[0] == '-' && strchr("eMxI", a[1] ? a[1] : '?') && a[1] && a[2];
+        if (attached)
+            next = a + 2;
+        if (attached || !strcmp(a, "-e") || !strcmp(a, "-M") || !strcmp(a, "-x") || !strcmp(a, "-I")) {
             if (!next) {
                 fprintf(stderr, "npusim stat: %s needs a value (see npusim stat --help)\n", a);
                 launch_free(&l);
@@ -782,7 +808,7 @@ int sim_cmd_stat(int argc, char **argv)
                 launch_free(&l);
                 return 2;
             }
-            i += 2;
+            i += attached ? 1 : 2;
             continue;
         }
         if (!strcmp(a, "--json") || !strcmp(a, "--per-core") || !strcmp(a, "-A") ||
@@ -861,6 +887,8 @@ int sim_cmd_stat(int argc, char **argv)
             fprintf(stderr, "npusim stat: warning: %s\n", npu_sim_finding(s, f)->msg);
     if (!st)
         st = col_finish(&k, &d);
+    if (!st && l.mode != LAUNCH_MODE_TIMING)
+        st = save_outputs(s, &l, &d);
     if (st) {
         fprintf(stderr, "npusim stat: %s\n", d.msg);
         goto out;
