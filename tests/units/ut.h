@@ -48,7 +48,8 @@ enum { R_D = 1, R_S0 = 2, R_S1 = 3, R_CFG = 4, R_R4 = 5 };
 Suite *vec_suite(void);
 Suite *cube_suite(void);
 Suite *dma_suite(void);
+Suite *robust_suite(void);
 
-#define UNITS_SUITES(S) S(vec_suite) S(cube_suite) S(dma_suite)
+#define UNITS_SUITES(S) S(vec_suite) S(cube_suite) S(dma_suite) S(robust_suite)
 
 #endif
