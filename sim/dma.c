@@ -376,7 +376,6 @@ static npu_status do_img2col(mv *m, sim_work *w, npu_diag *d)
             pb = (int64_t)((kc >> 60) & 0xf);
     int64_t P0 = (int64_t)(pos & 0xffff), NP = (int64_t)((pos >> 16) & 0xffff), KB0 = (int64_t)((pos >> 32) & 0xffff),
             NKB = (int64_t)((pos >> 48) & 0xffff);
-    int es = isa_dtype_bytes(in->dt);
     if (!(in->dt == ISA_DT_F16 || in->dt == ISA_DT_BF16 || in->dt == ISA_DT_S8 || in->dt == ISA_DT_E4M3 ||
           in->dt == ISA_DT_E5M2 || in->dt == ISA_DT_F32))
         return npu_errf(d, NPU_EFAULT, "%s: dtype %s not legal", m->mn, isa_dtype_suffix(in->dt));
@@ -434,7 +433,6 @@ static npu_status do_img2col(mv *m, sim_work *w, npu_diag *d)
     w->nburst = (uint32_t)(M1 * NKB);
     w->burst_bytes = 512;
     w->bytes = dbytes;
-    (void)es;
     if (ctx->nodata)
         return NPU_OK;
     const uint8_t *l1 = ctx->buf[SIM_SP_L1] + m->src;

@@ -545,7 +545,7 @@ static void compute(vjob *j)
         mask_of(j, r, en);
         switch (op) {
         case ISA_OP_VCONV: {
-            int ss = isa_dtype_bytes(in->dt), ds = isa_dtype_bytes(in->dt2);
+            int ds = isa_dtype_bytes(in->dt2);
             int rm = in->mod & 7, sat = (in->mod & ISA_RND_SAT) != 0;
             for (int i = 0; i < j->E; i++) {
                 if (!en[i])
@@ -555,7 +555,6 @@ static void compute(vjob *j)
                 isa_fp_store((isa_dtype)in->dt2, tmp, v, rm, sat);
                 memcpy(ub + elem_addr(dst, r, i), tmp, (size_t)ds);
             }
-            (void)ss;
             break;
         }
         case ISA_OP_VCMPV: case ISA_OP_VCMPVS: {
