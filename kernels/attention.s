@@ -34,7 +34,7 @@
 #   M->FIX 2+s  PV_t in L0C         FIX->M 2+s  PV L0C slot free
 #   FIX->V 2+s  PV_t in UB          V->FIX 2+s  PV UB slot free (one slot, id 2, if NPV = 1)
 #   V->MTE3 2   O ready             MTE3->V 2   O buffers free
-#   MTE3->MTE2 0 the zeroed V slots in L1 (once, at the start)
+#   MTE3->MTE2 0, MTE3->MTE1 3  the zeroed V slots in L1 (once, at the start)
 
     .include "npu.inc"
 
@@ -469,8 +469,12 @@ attention:
     dmaflat t2, t3, 0x8000
     wait_flag V, MTE3, 3
     mov.ub2l1.f32 t0, t1, t2, t3
+    # both later users of the zeroed slots wait for it directly (MTE2 writes
+    # them, MTE1 reads rows MTE2 never writes)
     set_flag MTE3, MTE2, 0
     wait_flag MTE3, MTE2, 0
+    set_flag MTE3, MTE1, 3
+    wait_flag MTE3, MTE1, 3
     # every "free" flag starts set
     set_flag M, MTE2, 0
     set_flag M, MTE2, 1
