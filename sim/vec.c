@@ -648,6 +648,8 @@ npu_status sim_exec_vec(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_
     switch (in->op) {
     case ISA_OP_VCONV: {
         int ds = isa_dtype_bytes(in->dt2);
+        if ((in->mod & 7) > ISA_RND_RA)
+            return npu_errf(d, NPU_EFAULT, "%s: rounding mode %d not defined", j.mn, in->mod & 7);
         j.E = (int)VREP_BYTES / NPU_MAX(size, ds);
         j.op[0] = strided(dst, dblk, drep, ds, 1, "dst");
         j.op[1] = strided(src0, s0blk, s0rep, size, 0, "src");
