@@ -70,8 +70,8 @@ static npu_mode mode_of(launch_mode m)
     }
 }
 
-/* Bind every launch argument in order. */
-static npu_status bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
+/* Bind every launch argument in order (shared with npusim check, sim/check.h). */
+npu_status sim_run_bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
 {
     for (size_t i = 0; i < l->nargs; i++) {
         const launch_arg *a = &l->args[i];
@@ -241,7 +241,7 @@ int sim_cmd_run(int argc, char **argv)
     if (!st && l.cores)
         st = npu_sim_set_cores(s, (int)l.cores, &d);
     if (!st)
-        st = bind_args(s, &l, &d);
+        st = sim_run_bind_args(s, &l, &d);
     if (st) {
         fprintf(stderr, "npusim run: %s\n", d.msg);
         goto out;

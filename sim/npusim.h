@@ -134,6 +134,8 @@ void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
 /* `npusim run` (sim/cmd_run.c): argv[0] is "run". Prints; returns the exit
  * status (0 pass, 1 mismatch, 2 bad input or fault). */
 int sim_cmd_run(int argc, char **argv);
+/* `npusim check` (sim/cmd_check.c, sim/check.h): 0 clean, 1 findings, 2 bad input. */
+int sim_cmd_check(int argc, char **argv);
 /* `npusim stat` (sim/cmd_stat.c, the counters' command): run in perf mode and
  * print counters like perf stat. Exit 0 ok, 1 --check failed, 2 bad input. */
 int sim_cmd_stat(int argc, char **argv);
