@@ -657,6 +657,8 @@ npu_status sim_exec_vec(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_
         break;
     }
     case ISA_OP_VCMPV: case ISA_OP_VCMPVS:
+        if ((in->mod & 7) > ISA_CMP_GE)
+            return npu_errf(d, NPU_EFAULT, "%s: condition %d not defined", j.mn, in->mod & 7);
         j.op[0] = (vopnd){G_MASKW, 1, dst, 0, drep, 1, 0, "dst mask"};
         j.op[1] = strided(src0, s0blk, s0rep, size, 0, "src0");
         j.nop = 2;
