@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "traces/trace.h"
 
@@ -943,6 +944,89 @@ START_TEST(killed_recording)
 }
 END_TEST
 
+/* Malformed records behind a valid CRC (a buggy writer, or crafted input):
+ * an events chunk is replaced by its own records, inflated, with a few bytes
+ * changed, stored uncompressed under fresh CRCs; the footer is dropped so
+ * the file is scanned. The decoder must stop at the damage, never overrun,
+ * and keep every other chunk. */
+static void put32le(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+START_TEST(garbage_records)
+{
+    make_tmpdir();
+    evbuf in = gen_events(3000, 17);
+    const char *p = tpath("g.npt");
+    write_trace_ch(p, &in, 300);
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    chunk_pos ch[64];
+    size_t nch = chunks_of(buf, len, ch, 64);
+    size_t victim = 0;
+    for (size_t c = 0; c < nch; c++)
+        if (ch[c].count && c > 2) { victim = c; break; }
+    ck_assert_uint_gt(victim, 0);
+    const uint8_t *h = buf + ch[victim].off;
+    uint32_t stored = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+    uint32_t raw = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+    uint8_t *plain = malloc(raw);
+    uLongf plen = raw;
+    ck_assert_int_eq(uncompress(plain, &plen, h + 52, stored), Z_OK);
+    ck_assert_uint_eq(plen, raw);
+    npu_diag d = { 0 };
+    trc_reader *r0 = trc_open_mem(buf, len, &d);
+    evbuf full = read_all(r0, NULL);
+    trc_close(r0);
+    npu_rng rng = { 5 };
+    size_t out_cap = len + raw + 64;
+    uint8_t *out = malloc(out_cap), *mut = malloc(raw);
+    int damaged = 0;
+    for (int it = 0; it < 400; it++) {
+        memcpy(mut, plain, raw);
+        int flips = 1 + (int)(npu_rng_next(&rng) % 4);
+        for (int k = 0; k < flips; k++)
+            mut[npu_rng_next(&rng) % raw] = (uint8_t)npu_rng_next(&rng);
+        size_t o = 0;
+        memcpy(out, buf, ch[victim].off);
+        o = ch[victim].off;
+        uint8_t nh[52];
+        memcpy(nh, h, 52);
+        nh[5] = 0;                        /* stored, not zlib */
+        put32le(nh + 8, raw);
+        put32le(nh + 12, raw);
+        put32le(nh + 44, (uint32_t)crc32(0, mut, raw));
+        put32le(nh + 48, (uint32_t)crc32(0, nh, 48));
+        memcpy(out + o, nh, 52);
+        o += 52;
+        memcpy(out + o, mut, raw);
+        o += raw;
+        size_t rest = len - 24 - ch[victim].end;   /* without the footer */
+        memcpy(out + o, buf + ch[victim].end, rest);
+        o += rest;
+        uint8_t *exact = malloc(o);
+        memcpy(exact, out, o);
+        trc_reader *r = trc_open_mem(exact, o, &d);
+        REQUIRE(r != NULL, "open: %s", d.msg);
+        evbuf got = read_all(r, NULL);
+        REQUIRE(trc_reader_verify(r, &d) == NPU_OK, "verify");
+        REQUIRE(got.n <= full.n, "more events than written");
+        REQUIRE(got.n >= full.n - ch[victim].count, "lost events of intact chunks");
+        REQUIRE(trc_reader_damage(r, NULL) > 0, "no damage reported (the footer is gone)");
+        const trc_damage *dl;
+        size_t nd = trc_reader_damage(r, &dl);
+        for (size_t i = 0; i < nd; i++)
+            damaged += dl[i].offset == ch[victim].off;
+        trc_close(r);
+        free(got.e);
+        free(exact);
+    }
+    ck_assert_int_gt(damaged, 100);   /* most mutations are caught as malformed */
+    free(out); free(mut); free(plain); free(buf); free(full.e); free(in.e);
+}
+END_TEST
+
 static Suite *traces_suite(void)
 {
     Suite *s = suite_create("traces");
@@ -962,6 +1046,7 @@ static Suite *traces_suite(void)
     tcase_add_test(tc, csv_export_and_command);
     tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, killed_recording);
+    tcase_add_test(tc, garbage_records);
     suite_add_tcase(s, tc);
     return s;
 }
