@@ -1,0 +1,302 @@
+/* backend.c — the thin SDL_Renderer backend: draws a vw_cmds list.
+ *
+ * Rects and lines (as thin quads) accumulate into one vertex array that is
+ * flushed with a single SDL_RenderGeometry call whenever a text or a clip
+ * command interrupts the run, so a frame of many thousand boxes is a handful
+ * of draw calls. Text is rendered once per (font, colour, string) into a
+ * texture kept in a small hash cache (cleared when it grows past its bound,
+ * which only a pathological frame reaches).
+ *
+ * Fonts: fontconfig's match for "DejaVu Sans" / "DejaVu Sans Mono" first,
+ * then the copy shipped in viewer/fonts/ (found next to the binary or the
+ * source tree), so pictures look the same on every machine that has either. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "viewer/vw.h"
+
+#define TCACHE 4096     /* slots (power of two) */
+
+typedef struct tent {
+    uint64_t h;         /* hash of (font, colour, text); 0 = empty */
+    SDL_Texture *tex;
+    int w, h_px;
+    char *s;
+} tent;
+
+struct vw_backend {
+    SDL_Renderer *ren;
+    TTF_Font *font[VW_NFONTS];
+    int line_h[VW_NFONTS];
+    char path[VW_NFONTS][1024];
+    tent cache[TCACHE];
+    size_t ncached;
+    SDL_Vertex *vx;
+    int *idx;
+    size_t nv, capv, ni, capi;
+    int ttf_inited;
+};
+
+static int file_ok(const char *p) { return p && *p && access(p, R_OK) == 0; }
+
+/* fc-match's file for a family; "" if fontconfig is missing. */
+static void fc_match(const char *family, char *out, size_t n)
+{
+    out[0] = 0;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "fc-match -f '%%{file}' '%s' 2>/dev/null", family);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    size_t k = fread(out, 1, n - 1, p);
+    out[k] = 0;
+    pclose(p);
+    /* fontconfig substitutes when the family is absent: accept only DejaVu */
+    if (!strstr(out, "DejaVu"))
+        out[0] = 0;
+}
+
+static void find_font(const char *family, const char *file, char *out, size_t n)
+{
+    const char *env = getenv("NPUVIEW_FONT_DIR");
+    char cand[600];
+    if (env) {
+        snprintf(cand, sizeof cand, "%s/%s", env, file);
+        if (file_ok(cand)) {
+            snprintf(out, n, "%s", cand);
+            return;
+        }
+    }
+    fc_match(family, out, n);
+    if (file_ok(out))
+        return;
+    char *base = SDL_GetBasePath();
+    const char *rel[] = { "../../viewer/fonts/", "../share/npuview/fonts/", "fonts/" };
+    for (size_t i = 0; base && i < NPU_ARRAY_LEN(rel); i++) {
+        snprintf(cand, sizeof cand, "%s%s%s", base, rel[i], file);
+        if (file_ok(cand)) {
+            snprintf(out, n, "%s", cand);
+            SDL_free(base);
+            return;
+        }
+    }
+    SDL_free(base);
+    snprintf(cand, sizeof cand, "viewer/fonts/%s", file);
+    snprintf(out, n, "%s", file_ok(cand) ? cand : "");
+}
+
+vw_backend *vw_backend_new(SDL_Renderer *ren, float scale, npu_diag *d)
+{
+    vw_backend *b = npu_calloc(1, sizeof *b);
+    if (!b) {
+        npu_errf(d, NPU_ENOMEM, "npuview: out of memory (backend)");
+        return NULL;
+    }
+    b->ren = ren;
+    if (!TTF_WasInit() && TTF_Init() != 0) {
+        npu_errf(d, NPU_EIO, "npuview: TTF_Init: %s", TTF_GetError());
+        npu_free(b);
+        return NULL;
+    }
+    b->ttf_inited = 1;
+    static const char *fam[VW_NFONTS] = { "DejaVu Sans", "DejaVu Sans Mono", "DejaVu Sans" };
+    static const char *file[VW_NFONTS] = { "DejaVuSans.ttf", "DejaVuSansMono.ttf", "DejaVuSans.ttf" };
+    static const float pt[VW_NFONTS] = { 10.5f, 10.0f, 9.0f };
+    for (int i = 0; i < VW_NFONTS; i++) {
+        find_font(fam[i], file[i], b->path[i], sizeof b->path[i]);
+        if (!b->path[i][0]) {
+            npu_errf(d, NPU_EIO, "npuview: no font: fc-match found no \"%s\" and %s is not in viewer/fonts/ "
+                     "(set NPUVIEW_FONT_DIR)", fam[i], file[i]);
+            vw_backend_free(b);
+            return NULL;
+        }
+        b->font[i] = TTF_OpenFont(b->path[i], (int)lroundf(pt[i] * (scale > 0 ? scale : 1) * 96.0f / 72.0f));
+        if (!b->font[i]) {
+            npu_errf(d, NPU_EIO, "npuview: %s: %s", b->path[i], TTF_GetError());
+            vw_backend_free(b);
+            return NULL;
+        }
+        TTF_SetFontHinting(b->font[i], TTF_HINTING_LIGHT);
+        b->line_h[i] = TTF_FontHeight(b->font[i]);
+    }
+    return b;
+}
+
+static void cache_clear(vw_backend *b)
+{
+    for (size_t i = 0; i < TCACHE; i++)
+        if (b->cache[i].h) {
+            SDL_DestroyTexture(b->cache[i].tex);
+            npu_free(b->cache[i].s);
+            b->cache[i] = (tent){0};
+        }
+    b->ncached = 0;
+}
+
+void vw_backend_free(vw_backend *b)
+{
+    if (!b)
+        return;
+    cache_clear(b);
+    for (int i = 0; i < VW_NFONTS; i++)
+        if (b->font[i])
+            TTF_CloseFont(b->font[i]);
+    npu_free(b->vx);
+    npu_free(b->idx);
+    npu_free(b);
+}
+
+const char *vw_backend_font_path(const vw_backend *b) { return b->path[0]; }
+
+static int tm_width(void *ctx, int font, const char *s)
+{
+    vw_backend *b = ctx;
+    int w = 0, h = 0;
+    if (TTF_SizeUTF8(b->font[font % VW_NFONTS], s, &w, &h) != 0)
+        return (int)strlen(s) * 7;
+    return w;
+}
+
+void vw_backend_textm(vw_backend *b, vw_textm *tm)
+{
+    tm->ctx = b;
+    tm->width = tm_width;
+    for (int i = 0; i < VW_NFONTS; i++)
+        tm->line_h[i] = b->line_h[i];
+}
+
+static void flush(vw_backend *b)
+{
+    if (b->ni)
+        SDL_RenderGeometry(b->ren, NULL, b->vx, (int)b->nv, b->idx, (int)b->ni);
+    b->nv = b->ni = 0;
+}
+
+static void quad(vw_backend *b, float x0, float y0, float x1, float y1, float x2, float y2, float x3, float y3,
+                 uint32_t c)
+{
+    if (b->nv + 4 > b->capv) {
+        size_t nc = b->capv ? b->capv * 2 : 16384;
+        SDL_Vertex *q = npu_realloc(b->vx, nc * sizeof *q);
+        if (!q)
+            return;
+        b->vx = q;
+        b->capv = nc;
+    }
+    if (b->ni + 6 > b->capi) {
+        size_t nc = b->capi ? b->capi * 2 : 24576;
+        int *q = npu_realloc(b->idx, nc * sizeof *q);
+        if (!q)
+            return;
+        b->idx = q;
+        b->capi = nc;
+    }
+    SDL_Color col = { (Uint8)(c >> 24), (Uint8)(c >> 16), (Uint8)(c >> 8), (Uint8)c };
+    int base = (int)b->nv;
+    b->vx[b->nv++] = (SDL_Vertex){ { x0, y0 }, col, { 0, 0 } };
+    b->vx[b->nv++] = (SDL_Vertex){ { x1, y1 }, col, { 0, 0 } };
+    b->vx[b->nv++] = (SDL_Vertex){ { x2, y2 }, col, { 0, 0 } };
+    b->vx[b->nv++] = (SDL_Vertex){ { x3, y3 }, col, { 0, 0 } };
+    int id[6] = { base, base + 1, base + 2, base, base + 2, base + 3 };
+    memcpy(b->idx + b->ni, id, sizeof id);
+    b->ni += 6;
+}
+
+static uint64_t thash(int font, uint32_t col, const char *s)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)font ^ ((uint64_t)col << 8);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static tent *text_tex(vw_backend *b, int font, uint32_t col, const char *s)
+{
+    uint64_t h = thash(font, col, s);
+    size_t i = (size_t)h & (TCACHE - 1);
+    for (size_t k = 0; k < TCACHE; k++, i = (i + 1) & (TCACHE - 1)) {
+        tent *t = &b->cache[i];
+        if (!t->h)
+            break;
+        if (t->h == h && strcmp(t->s, s) == 0)
+            return t;
+    }
+    if (b->ncached > TCACHE * 3 / 4) {
+        cache_clear(b);
+        i = (size_t)h & (TCACHE - 1);
+    }
+    while (b->cache[i].h)
+        i = (i + 1) & (TCACHE - 1);
+    SDL_Color c = { (Uint8)(col >> 24), (Uint8)(col >> 16), (Uint8)(col >> 8), (Uint8)col };
+    SDL_Surface *sf = TTF_RenderUTF8_Blended(b->font[font % VW_NFONTS], s, c);
+    if (!sf)
+        return NULL;
+    SDL_Texture *tx = SDL_CreateTextureFromSurface(b->ren, sf);
+    int w = sf->w, hh = sf->h;
+    SDL_FreeSurface(sf);
+    if (!tx)
+        return NULL;
+    char *dup = npu_strdup(s);
+    if (!dup) {
+        SDL_DestroyTexture(tx);
+        return NULL;
+    }
+    SDL_SetTextureBlendMode(tx, SDL_BLENDMODE_BLEND);
+    b->cache[i] = (tent){ h, tx, w, hh, dup };
+    b->ncached++;
+    return &b->cache[i];
+}
+
+void vw_backend_draw(vw_backend *b, const vw_cmds *l)
+{
+    SDL_SetRenderDrawBlendMode(b->ren, SDL_BLENDMODE_BLEND);
+    SDL_RenderSetClipRect(b->ren, NULL);
+    for (size_t i = 0; i < l->n; i++) {
+        const vw_cmd *c = &l->c[i];
+        switch (c->kind) {
+        case VW_CMD_RECT:
+            quad(b, c->x, c->y, c->x + c->w, c->y, c->x + c->w, c->y + c->h, c->x, c->y + c->h, c->color);
+            break;
+        case VW_CMD_LINE: {
+            float dx = c->w - c->x, dy = c->h - c->y, len = sqrtf(dx * dx + dy * dy);
+            if (len < 0.01f)
+                break;
+            /* a 1-pixel quad; axis-aligned lines sit on pixel centres */
+            float nx = -dy / len * 0.5f, ny = dx / len * 0.5f;
+            float ox = dx == 0 ? 0.5f : 0, oy = dy == 0 ? 0.5f : 0;
+            float ex = dy == 0 ? 0 : 0, ey = 0;
+            (void)ex;
+            (void)ey;
+            quad(b, c->x + ox + nx, c->y + oy + ny, c->w + ox + nx, c->h + oy + ny, c->w + ox - nx, c->h + oy - ny,
+                 c->x + ox - nx, c->y + oy - ny, c->color);
+            break;
+        }
+        case VW_CMD_CLIP: {
+            flush(b);
+            if (c->w == 0 && c->h == 0) {
+                SDL_RenderSetClipRect(b->ren, NULL);
+            } else {
+                SDL_Rect r = { (int)floorf(c->x), (int)floorf(c->y), (int)ceilf(c->w), (int)ceilf(c->h) };
+                SDL_RenderSetClipRect(b->ren, &r);
+            }
+            break;
+        }
+        case VW_CMD_TEXT: {
+            flush(b);
+            tent *t = text_tex(b, c->font, c->color, l->str + c->text);
+            if (t) {
+                SDL_Rect r = { (int)lroundf(c->x), (int)lroundf(c->y), t->w, t->h_px };
+                SDL_RenderCopy(b->ren, t->tex, NULL, &r);
+            }
+            break;
+        }
+        }
+    }
+    flush(b);
+    SDL_RenderSetClipRect(b->ren, NULL);
+}

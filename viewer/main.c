@@ -1,0 +1,142 @@
+/* main.c — the npuview command: options, then a window, a PNG or a benchmark. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "viewer/vw.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: npuview [options] trace.npt\n"
+            "  (no option)              open a window\n"
+            "  --screenshot out.png     render one frame headless and save it as PNG\n"
+            "  --view V                 timeline | flame | hotspots | counters (default timeline)\n"
+            "  --range START:END        select a time range (cycles)\n"
+            "  --size WxH               picture / window size (default 1280x800)\n"
+            "  --scale S                UI scale for the picture (HiDPI, default 1)\n"
+            "  --bench                  load time and frame-time percentiles as JSON\n"
+            "  -h, --help               this text\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *shot = NULL, *trace = NULL;
+    int bench = 0;
+    vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--bench")) {
+            bench = 1;
+        } else if (!strcmp(a, "--screenshot") || !strcmp(a, "--view") || !strcmp(a, "--range") ||
+                   !strcmp(a, "--size") || !strcmp(a, "--scale")) {
+            if (!val) {
+                fprintf(stderr, "npuview: %s needs a value\n", a);
+                return 2;
+            }
+            i++;
+            if (!strcmp(a, "--screenshot")) {
+                shot = val;
+            } else if (!strcmp(a, "--view")) {
+                static const char *names[VW_NTABS] = { "timeline", "flame", "hotspots", "counters" };
+                int k = -1;
+                for (int t = 0; t < VW_NTABS; t++)
+                    if (!strcmp(val, names[t]))
+                        k = t;
+                if (k < 0) {
+                    fprintf(stderr, "npuview: --view %s: expected timeline, flame, hotspots or counters\n", val);
+                    return 2;
+                }
+                o.tab = (vw_tab)k;
+            } else if (!strcmp(a, "--range")) {
+                char *e1, *e2;
+                unsigned long long r0 = strtoull(val, &e1, 0), r1 = 0;
+                if (*e1 == ':')
+                    r1 = strtoull(e1 + 1, &e2, 0);
+                if (*e1 != ':' || *e2 || r1 <= r0) {
+                    fprintf(stderr, "npuview: --range %s: expected START:END with END > START (cycles)\n", val);
+                    return 2;
+                }
+                o.has_range = 1;
+                o.r0 = r0;
+                o.r1 = r1;
+            } else if (!strcmp(a, "--size")) {
+                int w, h;
+                char x;
+                if (sscanf(val, "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 320 || h < 200 ||
+                    w > 16384 || h > 16384) {
+                    fprintf(stderr, "npuview: --size %s: expected WxH between 320x200 and 16384x16384\n", val);
+                    return 2;
+                }
+                o.w = w;
+                o.h = h;
+            } else {
+                char *e;
+                double s = strtod(val, &e);
+                if (*e || s < 0.5 || s > 4) {
+                    fprintf(stderr, "npuview: --scale %s: expected a number from 0.5 to 4\n", val);
+                    return 2;
+                }
+                o.scale = (float)s;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npuview: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        } else if (trace) {
+            fprintf(stderr, "npuview: one trace at a time (%s and %s)\n", trace, a);
+            return 2;
+        } else {
+            trace = a;
+        }
+    }
+    if (!trace) {
+        usage(stderr);
+        return 2;
+    }
+    if (SDL_Init(0) != 0) {
+        fprintf(stderr, "npuview: SDL_Init: %s\n", SDL_GetError());
+        return 1;
+    }
+    npu_diag d = {0};
+    int rc = 0;
+    if (bench) {
+        npu_buf b = {0};
+        if (vw_bench(trace, o.w, o.h, &b, &d) == NPU_OK) {
+            fwrite(b.data, 1, b.len, stdout);
+        } else {
+            fprintf(stderr, "npuview: %s\n", d.msg);
+            rc = 1;
+        }
+        npu_buf_free(&b);
+    } else {
+        vw_model m;
+        if (vw_model_load(&m, trace, &d) != NPU_OK) {
+            fprintf(stderr, "npuview: %s: %s\n", trace, d.msg);
+            rc = 1;
+        } else {
+            const trc_damage *dl;
+            size_t nd = trc_reader_damage(m.r, &dl);
+            for (size_t i = 0; i < nd && i < 5; i++)
+                fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
+                        (unsigned long long)dl[i].offset, dl[i].what);
+            npu_status st = shot ? vw_screenshot(&m, &o, shot, &d) : vw_run_window(&m, o.w, o.h, &d);
+            if (st) {
+                fprintf(stderr, "%s\n", d.msg);
+                rc = 1;
+            }
+            vw_model_free(&m);
+        }
+    }
+    if (TTF_WasInit())
+        TTF_Quit();
+    SDL_Quit();
+    return rc;
+}

@@ -1,0 +1,825 @@
+/* model.c — the trace, loaded once into arrays a frame can query fast.
+ *
+ * One pass over the trace (trc_iter in start order) sorts every event into
+ * its track: a track per (core, pipe) holds its instructions and its stalls
+ * as arrays sorted by start, so that a frame finds the visible part by binary
+ * search and never walks what it does not draw. cum[] (prefix sums of busy
+ * cycles) gives a pipe's utilisation over any window in O(log n), which is
+ * what the per-core utilisation tracks and the sub-pixel merging need.
+ * Counters become per-bin deltas summed over units; HBM commands become tick
+ * lanes per (channel, pseudo-channel); flag sets and waits are paired by
+ * their sequence number into flows for the arrows. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "viewer/vw.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (nc < need)
+        nc *= 2;
+    void *q = npu_realloc(*p, nc * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* ---- interned stacks (open addressing on (parent, symbol)) ----------------- */
+typedef struct stack_map {
+    uint64_t *key;      /* 0 = empty; else (parent+1) << 40 ^ symbol-pointer hash, see below */
+    int32_t *val;
+    size_t cap;
+} stack_map;
+
+static uint64_t skey(int32_t parent, const trc_symbol *s)
+{
+    return ((uint64_t)(uint32_t)(parent + 1) << 44) ^ (uint64_t)(uintptr_t)s ^ 1u;
+}
+
+static int32_t intern(vw_model *m, stack_map *sm, int32_t parent, const trc_symbol *s)
+{
+    if (m->nstacks >= 65535)
+        return 0;   /* beyond u16: fold into the root rather than fail */
+    if (m->nstacks * 2 + 2 >= sm->cap) {
+        size_t nc = sm->cap ? sm->cap * 2 : 1024;
+        uint64_t *nk = npu_calloc(nc, sizeof *nk);
+        int32_t *nv = npu_calloc(nc, sizeof *nv);
+        if (!nk || !nv) {
+            npu_free(nk);
+            npu_free(nv);
+            return -1;
+        }
+        for (size_t i = 0; i < sm->cap; i++)
+            if (sm->key[i]) {
+                size_t h = (size_t)(sm->key[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
+                while (nk[h])
+                    h = (h + 1) & (nc - 1);
+                nk[h] = sm->key[i];
+                nv[h] = sm->val[i];
+            }
+        npu_free(sm->key);
+        npu_free(sm->val);
+        sm->key = nk;
+        sm->val = nv;
+        sm->cap = nc;
+    }
+    uint64_t k = skey(parent, s);
+    size_t h = (size_t)(k * 0x9E3779B97F4A7C15ull) & (sm->cap - 1);
+    while (sm->key[h]) {
+        if (sm->key[h] == k) {
+            int32_t id = sm->val[h];
+            if (m->stacks[id].parent == parent && m->stacks[id].sym == s)
+                return id;
+        }
+        h = (h + 1) & (sm->cap - 1);
+    }
+    if (grow((void **)&m->stacks, &m->capstacks, m->nstacks + 1, sizeof *m->stacks))
+        return -1;
+    int32_t id = (int32_t)m->nstacks++;
+    m->stacks[id] = (vw_frame){ parent, s };
+    sm->key[h] = k;
+    sm->val[h] = id;
+    return id;
+}
+
+typedef struct core_ld {
+    int32_t chain[64];      /* call chain: stack ids, chain[0] = root (0) */
+    int depth;
+    uint64_t last_pc, last_pc_chain;
+    int32_t last_stack;
+} core_ld;
+
+/* The stack of an instruction at pc given the core's call chain: the chain
+ * cut at the pc's function (an instruction that started after its
+ * function's return still belongs to it), then the label inside it. */
+static int32_t stack_of(vw_model *m, stack_map *sm, core_ld *c, uint64_t pc)
+{
+    if (pc == c->last_pc && (uint64_t)c->chain[c->depth] == c->last_pc_chain)
+        return c->last_stack;
+    const trc_symbol *fn = trc_reader_function_at(m->r, pc);
+    const trc_symbol *lb = trc_reader_label_at(m->r, pc);
+    int32_t node = c->chain[c->depth];
+    if (fn) {
+        int32_t k = node;
+        while (k > 0 && m->stacks[k].sym != fn)
+            k = m->stacks[k].parent;
+        node = k > 0 ? k : intern(m, sm, node, fn);
+    }
+    if (node >= 0 && lb && (!fn || lb->addr >= fn->addr))
+        node = intern(m, sm, node, lb);
+    if (node < 0)
+        return -1;
+    c->last_pc = pc;
+    c->last_pc_chain = (uint64_t)c->chain[c->depth];
+    c->last_stack = node;
+    return node;
+}
+
+static int push_box(vw_box **a, size_t *n, size_t *cap, uint32_t *maxdur, const vw_box *b)
+{
+    if (grow((void **)a, cap, *n + 1, sizeof **a))
+        return -1;
+    (*a)[(*n)++] = *b;
+    if (b->dur > *maxdur)
+        *maxdur = b->dur;
+    return 0;
+}
+
+static double jnum(const cJSON *o, const char *a, const char *b, double dflt)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+/* The roofs: the cube's f16 MACs a cycle (m*k*n / cycles_per_fractal) on
+ * every core, and the HBM's pins x data rate, from the embedded config; the
+ * A2 defaults when the config does not say (e.g. a synthetic trace). */
+static void roofs(vw_model *m)
+{
+    double macs = 4096, cores = m->ncores ? m->ncores : 24, clock = m->meta->clock_ghz;
+    double hbm_Bps = 4 * 8 * 2 * 64 / 8.0 * 3200e6;
+    cJSON *j = m->meta->config_json ? cJSON_Parse(m->meta->config_json) : NULL;
+    if (j) {
+        const cJSON *f16 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cube"), "f16");
+        if (f16)
+            macs = jnum(f16, "m", NULL, 16) * jnum(f16, "k", NULL, 16) * jnum(f16, "n", NULL, 16) /
+                   NPU_MAX(1.0, jnum(f16, "cycles_per_fractal", NULL, 1));
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "memory"), "hbm");
+        if (h)
+            hbm_Bps = jnum(h, "stacks", NULL, 4) * jnum(h, "channels", NULL, 8) *
+                      jnum(h, "pseudo_channels", NULL, 2) * jnum(h, "width_bits", NULL, 64) / 8.0 *
+                      jnum(h, "data_rate_mbps", NULL, 3200) * 1e6;
+        if (clock <= 0)
+            clock = jnum(j, "chip", "clock_ghz", 1.8);
+        cJSON_Delete(j);
+    }
+    if (clock <= 0)
+        clock = 1.8;
+    m->cube_ops_per_busy_cycle = 2 * macs;
+    m->peak_ops_per_cycle = 2 * macs * cores;
+    m->peak_bytes_per_cycle = hbm_Bps / (clock * 1e9);
+}
+
+npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d)
+{
+    memset(m, 0, sizeof *m);
+    trc_reader *r = trc_open(path, d);
+    if (!r)
+        return d && d->status ? d->status : NPU_EIO;
+    return vw_model_load_reader(m, r, d);
+}
+
+typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
+
+npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
+{
+    double t_start = now_s();
+    memset(m, 0, sizeof *m);
+    m->r = r;
+    m->meta = trc_reader_meta(r);
+    trc_reader_time_range(r, &m->t_min, &m->t_end);
+    uint64_t n_ev = 0;
+    trc_reader_totals(r, &n_ev, NULL, NULL, NULL);
+    m->ncores = m->meta->n_cores;
+    npu_status st = NPU_OK;
+    stack_map sm = {0};
+    core_ld *cl = NULL;
+    ctr_last *last = NULL;
+    size_t nlast = 0;
+    trc_iter *it = NULL;
+    /* Cores may exceed the meta's count in a damaged or odd trace: tracks
+     * grow on demand up to a sane bound. */
+    if (m->ncores == 0 || m->ncores > 4096)
+        m->ncores = m->ncores ? 4096 : 1;
+    m->tracks = npu_calloc((size_t)m->ncores * TRC_NPIPES, sizeof *m->tracks);
+    cl = npu_calloc(m->ncores, sizeof *cl);
+    if (!m->tracks || !cl)
+        goto oom;
+    if (intern(m, &sm, -1, NULL) != 0)  /* the root */
+        goto oom;
+    m->ctr_width = m->meta->counter_interval ? m->meta->counter_interval : 1000;
+    m->nctr = m->meta->counters.count;
+    if (m->nctr) {
+        m->ctr = npu_calloc(m->nctr, sizeof *m->ctr);
+        if (!m->ctr)
+            goto oom;
+        size_t nb = (size_t)((m->t_end / m->ctr_width) + 2);
+        if (nb > ((size_t)1 << 26))
+            nb = (size_t)1 << 26;
+        for (size_t i = 0; i < m->nctr; i++) {
+            m->ctr[i].name = m->meta->counters.names[i] ? m->meta->counters.names[i] : "counter";
+            m->ctr[i].nbins = nb;
+            m->ctr[i].bin = npu_calloc(nb, sizeof(double));
+            if (!m->ctr[i].bin)
+                goto oom;
+        }
+    }
+    it = trc_iter_new(r, NULL, d);
+    if (!it) {
+        st = d && d->status ? d->status : NPU_ENOMEM;
+        goto fail;
+    }
+    trc_event e;
+    while (trc_iter_next(it, &e)) {
+        m->n_events++;
+        unsigned kc = trc_kind_class(e.kind);
+        if (kc == TRC_CLASS_CORE && e.core >= m->ncores)
+            continue;   /* a core the header does not know: skipped, not fatal */
+        core_ld *c = kc == TRC_CLASS_CORE ? &cl[e.core] : NULL;
+        switch (e.kind) {
+        case TRC_INSN: {
+            if (e.pipe >= TRC_NPIPES)
+                break;
+            int32_t s = stack_of(m, &sm, c, e.addr);
+            if (s < 0)
+                goto oom;
+            c->last_stack = s;
+            uint64_t du = e.t1 > e.t0 ? e.t1 - e.t0 : 0;
+            vw_box b = { e.t0, du > UINT32_MAX ? UINT32_MAX : (uint32_t)du, (uint32_t)e.addr,
+                         (uint16_t)e.id, (uint16_t)s };
+            vw_track *t = vw_track_at(m, e.core, e.pipe);
+            if (push_box(&t->box, &t->n, &t->cap, &t->maxdur, &b))
+                goto oom;
+            m->n_insn++;
+            break;
+        }
+        case TRC_STALL: case TRC_FLAG_WAIT: case TRC_BARRIER: {
+            unsigned p = e.kind == TRC_STALL ? e.pipe : e.kind == TRC_FLAG_WAIT ? e.pipe2 : TRC_PIPE_S;
+            if (p >= TRC_NPIPES)
+                break;
+            uint64_t du = e.t1 > e.t0 ? e.t1 - e.t0 : 0;
+            uint16_t op = e.kind == TRC_STALL ? (uint16_t)NPU_MIN(e.id, 0xFFEFu)
+                        : e.kind == TRC_FLAG_WAIT ? VW_CAUSE_FLAG : VW_CAUSE_BARRIER;
+            vw_box b = { e.t0, du > UINT32_MAX ? UINT32_MAX : (uint32_t)du, (uint32_t)c->last_pc, op,
+                         (uint16_t)c->last_stack };
+            vw_track *t = vw_track_at(m, e.core, p);
+            if (push_box(&t->stall, &t->ns, &t->caps, &t->maxsdur, &b))
+                goto oom;
+            m->n_stall++;
+            if (e.kind == TRC_FLAG_WAIT) {
+                /* pair with its set: sets come earlier in start order, so a
+                 * backwards scan over recent flows finds it */
+                for (size_t i = m->nflows; i-- > 0 && m->nflows - i < 4096;) {
+                    vw_flow *f = &m->flows[i];
+                    if (f->core == e.core && f->src == e.pipe && f->dst == e.pipe2 && f->id == e.id &&
+                        f->t_wait1 == 0 && f->t_set <= e.t1) {
+                        f->t_wait0 = e.t0;
+                        f->t_wait1 = e.t1 ? e.t1 : 1;
+                        break;
+                    }
+                }
+            }
+            break;
+        }
+        case TRC_FLAG_SET:
+            if (grow((void **)&m->flows, &m->capflows, m->nflows + 1, sizeof *m->flows))
+                goto oom;
+            m->flows[m->nflows++] = (vw_flow){ e.core, e.pipe, e.pipe2, (uint8_t)e.id, 0, e.t0, 0, 0 };
+            break;
+        case TRC_CALL:
+            if (c->depth < 63) {
+                const trc_symbol *fn = trc_reader_function_at(r, e.addr2);
+                int32_t s = fn ? intern(m, &sm, c->chain[c->depth], fn) : c->chain[c->depth];
+                if (s < 0)
+                    goto oom;
+                c->chain[++c->depth] = s;
+            }
+            break;
+        case TRC_RET:
+            if (c->depth > 0)
+                c->depth--;
+            break;
+        case TRC_COUNTER: {
+            if (e.id >= m->nctr)
+                break;
+            size_t key = (size_t)e.core * m->nctr + e.id;
+            if (key >= nlast) {
+                size_t nn = key + 1 + 64;
+                ctr_last *q = npu_realloc(last, nn * sizeof *q);
+                if (!q)
+                    goto oom;
+                memset(q + nlast, 0, (nn - nlast) * sizeof *q);
+                last = q;
+                nlast = nn;
+            }
+            ctr_last *l = &last[key];
+            if (l->seen && e.t0 > l->t && e.val >= l->v) {
+                size_t bi = (size_t)(e.t0 / m->ctr_width);
+                if (bi < m->ctr[e.id].nbins)
+                    m->ctr[e.id].bin[bi] += (double)(e.val - l->v) * (double)m->ctr_width /
+                                            (double)(e.t0 - l->t);
+            }
+            l->seen = 1;
+            l->t = e.t0;
+            l->v = e.val;
+            break;
+        }
+        case TRC_MEM:
+            m->mem_bytes += e.aux;
+            break;
+        case TRC_HBM: {
+            uint32_t lane = e.core * 2 + (e.pipe & 1);
+            if (lane >= 1024)
+                break;
+            if (lane >= m->nhbm) {
+                vw_lane_hbm *q = npu_realloc(m->hbm, (lane + 1) * sizeof *q);
+                if (!q)
+                    goto oom;
+                memset(q + m->nhbm, 0, (lane + 1 - m->nhbm) * sizeof *q);
+                m->hbm = q;
+                m->nhbm = lane + 1;
+            }
+            vw_lane_hbm *h = &m->hbm[lane];
+            if (grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v))
+                goto oom;
+            h->v[h->n++] = (vw_tick){ e.t0, e.pipe2 };
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    st = trc_iter_error(it, d);
+    if (st)
+        goto fail;
+    if (m->n_events == 0) {
+        const trc_damage *dl;
+        size_t nd = trc_reader_damage(r, &dl);
+        if (nd)
+            st = npu_errf(d, NPU_EFORMAT, "trace has no readable events: at byte %llu: %s",
+                          (unsigned long long)dl[0].offset, dl[0].what);
+        else
+            st = npu_errf(d, NPU_EFORMAT, "trace has no events");
+        goto fail;
+    }
+    for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++) {
+        vw_track *t = &m->tracks[i];
+        t->cum = npu_malloc((t->n + 1) * sizeof *t->cum);
+        if (!t->cum)
+            goto oom;
+        t->cum[0] = 0;
+        for (size_t k = 0; k < t->n; k++)
+            t->cum[k + 1] = t->cum[k] + t->box[k].dur;
+    }
+    for (size_t i = 0; i < m->nctr; i++) {
+        double mx = 0;
+        for (size_t k = 0; k < m->ctr[i].nbins; k++)
+            mx = NPU_MAX(mx, m->ctr[i].bin[k]);
+        m->ctr[i].max_rate = mx / (double)m->ctr_width;
+    }
+    if (m->t_end <= m->t_min)
+        m->t_end = m->t_min + 1;
+    roofs(m);
+    trc_iter_free(it);
+    npu_free(cl);
+    npu_free(last);
+    npu_free(sm.key);
+    npu_free(sm.val);
+    m->load_seconds = now_s() - t_start;
+    (void)n_ev;
+    return NPU_OK;
+oom:
+    st = npu_errf(d, NPU_ENOMEM, "npuview: out of memory loading the trace (%llu events read)",
+                  (unsigned long long)m->n_events);
+fail:
+    trc_iter_free(it);
+    npu_free(cl);
+    npu_free(last);
+    npu_free(sm.key);
+    npu_free(sm.val);
+    vw_model_free(m);
+    return st;
+}
+
+void vw_model_free(vw_model *m)
+{
+    if (m->tracks)
+        for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++) {
+            npu_free(m->tracks[i].box);
+            npu_free(m->tracks[i].cum);
+            npu_free(m->tracks[i].stall);
+        }
+    npu_free(m->tracks);
+    npu_free(m->flows);
+    for (size_t i = 0; i < m->nctr; i++)
+        npu_free(m->ctr[i].bin);
+    npu_free(m->ctr);
+    for (uint32_t i = 0; i < m->nhbm; i++)
+        npu_free(m->hbm[i].v);
+    npu_free(m->hbm);
+    npu_free(m->stacks);
+    if (m->r)
+        trc_close(m->r);
+    memset(m, 0, sizeof *m);
+}
+
+size_t vw_track_first(const vw_box *b, size_t n, uint32_t maxdur, uint64_t t)
+{
+    /* first with t0 >= t - maxdur, then forward to the first that ends after t */
+    uint64_t lo_t = t > maxdur ? t - maxdur : 0;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].t0 < lo_t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo < n && b[lo].t0 + b[lo].dur <= t && b[lo].t0 < t)
+        lo++;
+    return lo;
+}
+
+static size_t first_start_ge(const vw_box *b, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].t0 < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b)
+{
+    if (b <= a || t->n == 0)
+        return 0;
+    /* boxes starting in [a, b) in full, minus the part past b of the last
+     * ones, plus the parts inside of boxes starting before a */
+    size_t i = first_start_ge(t->box, t->n, a), j = first_start_ge(t->box, t->n, b);
+    uint64_t s = t->cum[j] - t->cum[i];
+    for (size_t k = j; k-- > i;) {
+        uint64_t e = t->box[k].t0 + t->box[k].dur;
+        if (e <= b)
+            break;
+        s -= e - b;
+    }
+    for (size_t k = i; k-- > 0;) {
+        uint64_t e = t->box[k].t0 + t->box[k].dur;
+        if (e > a)
+            s += NPU_MIN(e, b) - a;
+        if (t->box[k].t0 + t->maxdur < a)
+            break;
+    }
+    return s;
+}
+
+const char *vw_op_name(const vw_model *m, unsigned op)
+{
+    if (op < m->meta->opcodes.count && m->meta->opcodes.names[op])
+        return m->meta->opcodes.names[op];
+    return "op?";
+}
+
+const char *vw_cause_name(const vw_model *m, unsigned cause)
+{
+    if (cause == VW_CAUSE_FLAG)
+        return "wait_flag";
+    if (cause == VW_CAUSE_BARRIER)
+        return "barrier";
+    if (cause < m->meta->causes.count && m->meta->causes.names[cause])
+        return m->meta->causes.names[cause];
+    return "stall";
+}
+
+const char *vw_stack_name(const vw_model *m, uint32_t stack)
+{
+    if (stack >= m->nstacks || !m->stacks[stack].sym)
+        return m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "kernel";
+    return m->stacks[stack].sym->name ? m->stacks[stack].sym->name : "?";
+}
+
+/* ---- aggregates ---------------------------------------------------------- */
+
+/* A small u64 -> slot hash map for aggregation. */
+typedef struct agg {
+    uint64_t *key; size_t *slot; size_t cap, n;
+} agg;
+
+static long agg_get(agg *a, uint64_t k, int *is_new)
+{
+    if ((a->n + 1) * 2 > a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 256;
+        uint64_t *nk = npu_malloc(nc * sizeof *nk);
+        size_t *ns = npu_malloc(nc * sizeof *ns);
+        if (!nk || !ns) {
+            npu_free(nk);
+            npu_free(ns);
+            return -1;
+        }
+        for (size_t i = 0; i < nc; i++)
+            ns[i] = SIZE_MAX;
+        for (size_t i = 0; i < a->cap; i++)
+            if (a->slot[i] != SIZE_MAX) {
+                size_t h = (size_t)((a->key[i] + 1) * 0x9E3779B97F4A7C15ull) & (nc - 1);
+                while (ns[h] != SIZE_MAX)
+                    h = (h + 1) & (nc - 1);
+                nk[h] = a->key[i];
+                ns[h] = a->slot[i];
+            }
+        npu_free(a->key);
+        npu_free(a->slot);
+        a->key = nk;
+        a->slot = ns;
+        a->cap = nc;
+    }
+    size_t h = (size_t)((k + 1) * 0x9E3779B97F4A7C15ull) & (a->cap - 1);
+    while (a->slot[h] != SIZE_MAX) {
+        if (a->key[h] == k) {
+            *is_new = 0;
+            return (long)a->slot[h];
+        }
+        h = (h + 1) & (a->cap - 1);
+    }
+    a->key[h] = k;
+    a->slot[h] = a->n;
+    *is_new = 1;
+    return (long)a->n++;
+}
+
+static void agg_free(agg *a) { npu_free(a->key); npu_free(a->slot); }
+
+static uint64_t overlap(const vw_box *b, uint64_t t0, uint64_t t1)
+{
+    uint64_t s = NPU_MAX(b->t0, t0), e = NPU_MIN(b->t0 + b->dur, t1);
+    return e > s ? e - s : 0;
+}
+
+typedef struct wrow { uint64_t key, w, count; } wrow;
+
+/* Visit every box (or stall) of every track overlapping [t0, t1). */
+#define FOR_BOXES(m, stalls, t0, t1, CORE, PIPE, B, ...)                                 \
+    for (uint32_t CORE = 0; CORE < (m)->ncores; CORE++)                                   \
+        for (unsigned PIPE = 0; PIPE < TRC_NPIPES; PIPE++) {                              \
+            const vw_track *tr_ = vw_track_at((m), CORE, PIPE);                           \
+            const vw_box *arr_ = (stalls) ? tr_->stall : tr_->box;                        \
+            size_t n_ = (stalls) ? tr_->ns : tr_->n;                                      \
+            size_t i_ = vw_track_first(arr_, n_, (stalls) ? tr_->maxsdur : tr_->maxdur, t0); \
+            for (; i_ < n_ && arr_[i_].t0 < (t1); i_++) {                                 \
+                const vw_box *B = &arr_[i_];                                              \
+                __VA_ARGS__ \
+            }                                                                             \
+        }
+
+static int32_t fchild(vw_flame *f, int32_t parent, const char *name, uint32_t depth, int pipe)
+{
+    int32_t c = parent >= 0 ? f->n[parent].child : -1, prev = -1;
+    for (; c >= 0; prev = c, c = f->n[c].next)
+        if (strcmp(f->n[c].name, name) == 0)
+            return c;
+    if (grow((void **)&f->n, &f->cap, f->count + 1, sizeof *f->n))
+        return -2;
+    int32_t id = (int32_t)f->count++;
+    vw_fnode *n = &f->n[id];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->parent = parent;
+    n->child = n->next = -1;
+    n->depth = depth;
+    n->pipe = pipe;
+    if (depth > f->max_depth)
+        f->max_depth = depth;
+    if (parent >= 0) {
+        if (prev >= 0)
+            f->n[prev].next = id;
+        else
+            f->n[parent].child = id;
+    }
+    return id;
+}
+
+npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stalls, vw_flame *f,
+                          npu_diag *d)
+{
+    vw_flame_free(f);
+    f->stalls = stalls;
+    if (t1 == 0)
+        t1 = UINT64_MAX;
+    agg a = {0};
+    wrow *rows = NULL;
+    size_t cap = 0;
+    FOR_BOXES(m, stalls, t0, t1, core, pipe, b, {
+        uint64_t w = overlap(b, t0, t1);
+        if (!w)
+            continue;
+        int nw;
+        long s = agg_get(&a, (uint64_t)b->stack << 32 | (uint64_t)pipe << 16 | b->op, &nw);
+        if (s < 0 || grow((void **)&rows, &cap, (size_t)s + 1, sizeof *rows))
+            goto oom;
+        if (nw)
+            rows[s] = (wrow){ (uint64_t)b->stack << 32 | (uint64_t)pipe << 16 | b->op, 0, 0 };
+        rows[s].w += w;
+        rows[s].count++;
+    })
+    if (fchild(f, -1, m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "kernel", 0, -1) < 0)
+        goto oom;
+    for (size_t i = 0; i < a.n; i++) {
+        uint32_t stack = (uint32_t)(rows[i].key >> 32);
+        unsigned pipe = (unsigned)(rows[i].key >> 16) & 0xFFFF, op = (unsigned)rows[i].key & 0xFFFF;
+        int32_t path[80];
+        int np = 0;
+        for (int32_t s = (int32_t)stack; s > 0 && np < 80; s = m->stacks[s].parent)
+            path[np++] = s;
+        int32_t node = 0;
+        f->n[0].w += rows[i].w;
+        for (int k = np - 1; k >= 0 && node >= 0; k--) {
+            node = fchild(f, node, vw_stack_name(m, (uint32_t)path[k]), f->n[node].depth + 1, -1);
+            if (node >= 0)
+                f->n[node].w += rows[i].w;
+        }
+        if (node >= 0)
+            node = fchild(f, node, trc_pipe_name(pipe), f->n[node].depth + 1, (int)pipe);
+        if (node >= 0) {
+            f->n[node].w += rows[i].w;
+            node = fchild(f, node, stalls ? vw_cause_name(m, op) : vw_op_name(m, op), f->n[node].depth + 1,
+                          (int)pipe);
+        }
+        if (node < 0)
+            goto oom;
+        f->n[node].w += rows[i].w;
+    }
+    agg_free(&a);
+    npu_free(rows);
+    return NPU_OK;
+oom:
+    agg_free(&a);
+    npu_free(rows);
+    vw_flame_free(f);
+    return npu_errf(d, NPU_ENOMEM, "npuview: out of memory building the flame graph");
+}
+
+void vw_flame_free(vw_flame *f)
+{
+    npu_free(f->n);
+    int st = f->stalls;
+    memset(f, 0, sizeof *f);
+    f->stalls = st;
+}
+
+void vw_table_free(vw_table *t)
+{
+    npu_free(t->row);
+    memset(t, 0, sizeof *t);
+}
+
+static vw_hrow *trow(vw_table *t, agg *a, uint64_t key, int *err)
+{
+    int nw;
+    long s = agg_get(a, key, &nw);
+    if (s < 0 || grow((void **)&t->row, &t->cap, (size_t)s + 1, sizeof *t->row)) {
+        *err = 1;
+        return NULL;
+    }
+    if ((size_t)s >= t->n)
+        t->n = (size_t)s + 1;
+    if (nw) {
+        memset(&t->row[s], 0, sizeof t->row[s]);
+        t->row[s].key = key;
+    }
+    return &t->row[s];
+}
+
+npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
+                       npu_diag *d)
+{
+    vw_table_free(t);
+    if (t1 == 0)
+        t1 = UINT64_MAX;
+    agg a = {0};
+    int err = 0;
+    for (int st = 0; st < 2 && !err; st++) {
+        FOR_BOXES(m, st, t0, t1, core, pipe, b, {
+            uint64_t w = overlap(b, t0, t1);
+            if (!w && b->dur)
+                continue;
+            uint64_t k;
+            if (key == VW_HK_PC)
+                k = b->pc;
+            else if (key == VW_HK_OPCODE)
+                k = st ? UINT64_MAX : b->op;  /* stalls: one row "stalls" */
+            else {
+                const trc_symbol *s = key == VW_HK_FUNC ? trc_reader_function_at(m->r, b->pc)
+                                                       : trc_reader_label_at(m->r, b->pc);
+                k = s ? s->addr : UINT64_MAX;
+            }
+            vw_hrow *r = trow(t, &a, k, &err);
+            if (!r)
+                break;
+            r->pipe = pipe;
+            if (st) {
+                r->stall += w;
+                t->total_stall += w;
+            } else {
+                r->busy += w;
+                r->count++;
+                t->total_busy += w;
+                if (key == VW_HK_PC)
+                    r->pipe = pipe | (unsigned)b->op << 8;
+            }
+        })
+    }
+    agg_free(&a);
+    if (err) {
+        vw_table_free(t);
+        return npu_errf(d, NPU_ENOMEM, "npuview: out of memory building the hotspot table");
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        vw_hrow *r = &t->row[i];
+        if (r->key == UINT64_MAX) {
+            snprintf(r->name, sizeof r->name, key == VW_HK_OPCODE ? "(stalls)" : "(no symbol)");
+            continue;
+        }
+        switch (key) {
+        case VW_HK_PC: {
+            const char *dis = trc_reader_disasm(m->r, r->key);
+            snprintf(r->name, sizeof r->name, "0x%05llx  %s", (unsigned long long)r->key,
+                     dis ? dis : vw_op_name(m, r->pipe >> 8));
+            break;
+        }
+        case VW_HK_OPCODE:
+            snprintf(r->name, sizeof r->name, "%s", vw_op_name(m, (unsigned)r->key));
+            break;
+        default: {
+            const trc_symbol *s = trc_reader_symbol_exact(m->r, r->key);
+            snprintf(r->name, sizeof r->name, "%s", s && s->name ? s->name : "?");
+        }
+        }
+    }
+    return NPU_OK;
+}
+
+static int cmp_row(const void *pa, const void *pb, void *ctx)
+{
+    const vw_hrow *a = pa, *b = pb;
+    uint64_t x = 0, y = 0;
+    switch (*(const int *)ctx) {
+    case 0: return strcmp(a->name, b->name);
+    case 1: x = a->count; y = b->count; break;
+    case 3: x = a->stall; y = b->stall; break;
+    default: x = a->busy; y = b->busy; break;
+    }
+    if (x != y)
+        return x < y ? 1 : -1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+void vw_table_sort(vw_table *t, int col)
+{
+    qsort_r(t->row, t->n, sizeof *t->row, cmp_row, &col);
+}
+
+static int cmp_range(const void *pa, const void *pb)
+{
+    const vw_hrow *a = pa, *b = pb;
+    if ((a->pipe & 0xFF) != (b->pipe & 0xFF))
+        return (a->pipe & 0xFF) < (b->pipe & 0xFF) ? -1 : 1;
+    if (a->busy != b->busy)
+        return a->busy < b->busy ? 1 : -1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d)
+{
+    vw_table_free(t);
+    agg a = {0};
+    int err = 0;
+    FOR_BOXES(m, 0, t0, t1, core, pipe, b, {
+        uint64_t w = overlap(b, t0, t1);
+        vw_hrow *r = trow(t, &a, (uint64_t)pipe << 16 | b->op, &err);
+        if (!r)
+            break;
+        r->pipe = pipe;
+        r->count++;
+        r->busy += w;
+        t->total_busy += w;
+    })
+    agg_free(&a);
+    if (err) {
+        vw_table_free(t);
+        return npu_errf(d, NPU_ENOMEM, "npuview: out of memory building the range table");
+    }
+    for (size_t i = 0; i < t->n; i++)
+        snprintf(t->row[i].name, sizeof t->row[i].name, "%s", vw_op_name(m, (unsigned)t->row[i].key & 0xFFFF));
+    qsort(t->row, t->n, sizeof *t->row, cmp_range);
+    return NPU_OK;
+}

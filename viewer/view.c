@@ -1,0 +1,1564 @@
+/* view.c — the view model: state, layout, hit testing, zoom / pan /
+ * selection / search, and the command list of every tab. Plain C: no SDL,
+ * so that tests drive it without a window.
+ *
+ * Every frame is built from the model's sorted arrays: a lane draws from the
+ * first visible box (binary search) and, when several boxes fall inside one
+ * pixel, jumps past them with one more binary search and draws a single
+ * merged box. So a frame costs O(lanes x pixels x log n) whatever the zoom. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "viewer/vw.h"
+
+/* ---- palette: calm, one hue family per pipe ---------------------------- */
+static const uint32_t pipe_base[TRC_NPIPES] = {
+    0x8A9BB0FF, /* S: slate */
+    0x6BAF8DFF, /* V: sage green */
+    0x8C7BC4FF, /* M: lavender (the cube) */
+    0x5FA8B8FF, /* MTE1: teal */
+    0x5C8FCCFF, /* MTE2: blue */
+    0xD9A066FF, /* MTE3: apricot */
+    0xC9B458FF, /* FIX: ochre */
+};
+#define C_BG 0x1E2127FF
+#define C_PANEL 0x262A31FF
+#define C_PANEL2 0x2D323AFF
+#define C_GRID 0x363C46FF
+#define C_TEXT 0xD8DCE3FF
+#define C_DIM 0x8D95A3FF
+#define C_ACCENT 0xE6C07BFF
+#define C_SEL 0x61AFEF40
+#define C_STALL 0xC8625EFF
+
+uint32_t vw_pipe_base_color(unsigned pipe) { return pipe_base[pipe % TRC_NPIPES]; }
+
+static uint32_t shade(uint32_t c, float f)  /* f > 1 lighter, < 1 darker */
+{
+    float r = (float)(c >> 24), g = (float)((c >> 16) & 255), b = (float)((c >> 8) & 255);
+    if (f >= 1) {
+        r += (255 - r) * (f - 1);
+        g += (255 - g) * (f - 1);
+        b += (255 - b) * (f - 1);
+    } else {
+        r *= f;
+        g *= f;
+        b *= f;
+    }
+    return (uint32_t)r << 24 | (uint32_t)g << 16 | (uint32_t)b << 8 | (c & 255);
+}
+
+uint32_t vw_pipe_color(unsigned pipe, unsigned op)
+{
+    static const float f[4] = { 1.0f, 1.18f, 0.86f, 1.32f };
+    return shade(vw_pipe_base_color(pipe), f[(op * 7u + 3u) % 4u]);
+}
+
+static uint32_t stall_color(unsigned cause)
+{
+    if (cause == VW_CAUSE_FLAG)
+        return 0xB9776CFF;
+    if (cause == VW_CAUSE_BARRIER)
+        return 0x9E6F8FFF;
+    static const uint32_t c[4] = { 0xC8625EFF, 0xB98A5AFF, 0xA9577AFF, 0xC47B52FF };
+    return c[cause % 4];
+}
+
+static uint32_t warm(const char *s)  /* flame colours for stack frames */
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    static const uint32_t c[6] = { 0xD08C60FF, 0xC99A5BFF, 0xD4A373FF, 0xBF8769FF, 0xCFA064FF, 0xC78F74FF };
+    return c[h % 6];
+}
+
+/* ---- layout constants (logical pixels, multiplied by the scale) ---------- */
+#define TOPBAR 30
+#define OVERVIEW 40
+#define AXIS 22
+#define LABELW 128
+#define CORE_H 20
+#define LANE_H 17
+#define CTR_H 38
+#define HBM_H 9
+#define STATUS 22
+#define PANEL_H 200
+
+static float S(const vw_view *v, float x) { return x * v->scale; }
+
+static int text_w(const vw_view *v, int font, const char *s)
+{
+    if (v->tm.width)
+        return v->tm.width(v->tm.ctx, font, s);
+    return (int)(strlen(s) * (font == VW_FONT_SMALL ? 6.5f : 7.5f) * v->scale);
+}
+static int line_h(const vw_view *v, int font)
+{
+    return v->tm.line_h[font] ? v->tm.line_h[font] : (int)((font == VW_FONT_SMALL ? 13 : 15) * v->scale);
+}
+
+float vw_time_x0(const vw_view *v) { return S(v, LABELW); }
+float vw_time_x1(const vw_view *v) { return (float)v->w - S(v, 10); }
+double vw_x_to_t(const vw_view *v, double x)
+{
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    return v->t0 + (x - x0) / (x1 - x0) * (v->t1 - v->t0);
+}
+double vw_t_to_x(const vw_view *v, double t)
+{
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    return x0 + (t - v->t0) / (v->t1 - v->t0) * (x1 - x0);
+}
+
+static int panel_open(const vw_view *v) { return v->has_range || v->has_sel; }
+static float lanes_top(const vw_view *v) { return S(v, TOPBAR + OVERVIEW + AXIS); }
+static float lanes_bottom(const vw_view *v)
+{
+    return (float)v->h - S(v, STATUS) - (panel_open(v) ? S(v, PANEL_H) : 0);
+}
+
+/* The rows of the timeline, top to bottom (before scrolling). */
+typedef enum { ROW_CTR, ROW_CORE, ROW_LANE, ROW_HBM_HDR, ROW_HBM } row_kind;
+typedef struct row { row_kind k; uint32_t core; unsigned pipe; float y, h; } row;
+
+static size_t layout(const vw_view *v, row *rows, size_t max)
+{
+    const vw_model *m = v->m;
+    size_t n = 0;
+    float y = 0;
+#define ADD(K, C, P, H) do { if (n < max) rows[n++] = (row){ K, C, P, y, S(v, H) }; y += S(v, H); } while (0)
+    for (size_t i = 0; i < m->nctr; i++)
+        if (m->ctr[i].max_rate > 0 && strcmp(m->ctr[i].name, "cycles") != 0)
+            ADD(ROW_CTR, (uint32_t)i, 0, CTR_H);
+    for (uint32_t c = 0; c < m->ncores; c++) {
+        int any = 0;
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            any |= vw_track_at(m, c, p)->n || vw_track_at(m, c, p)->ns;
+        if (!any)
+            continue;
+        ADD(ROW_CORE, c, 0, CORE_H);
+        if (v->collapsed[c])
+            continue;
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            if (vw_track_at(m, c, p)->n || vw_track_at(m, c, p)->ns)
+                ADD(ROW_LANE, c, p, LANE_H);
+    }
+    if (m->nhbm) {
+        ADD(ROW_HBM_HDR, 0, 0, CORE_H);
+        for (uint32_t i = 0; i < m->nhbm; i++)
+            ADD(ROW_HBM, i, 0, HBM_H);
+    }
+#undef ADD
+    return n;
+}
+#define MAXROWS 20000
+
+static float content_h(const vw_view *v)
+{
+    static const size_t cap = MAXROWS;
+    row *rows = npu_malloc(cap * sizeof *rows);
+    if (!rows)
+        return 0;
+    size_t n = layout(v, rows, cap);
+    float h = n ? rows[n - 1].y + rows[n - 1].h : 0;
+    npu_free(rows);
+    return h;
+}
+
+static void clamp_view(vw_view *v)
+{
+    const vw_model *m = v->m;
+    double span = v->t1 - v->t0, full = (double)(m->t_end - m->t_min);
+    double lo = (double)m->t_min - full * 0.05, hi = (double)m->t_end + full * 0.05;
+    if (span < 10)
+        span = 10;
+    if (span > hi - lo)
+        span = hi - lo;
+    if (v->t0 < lo)
+        v->t0 = lo;
+    if (v->t0 + span > hi)
+        v->t0 = hi - span;
+    v->t1 = v->t0 + span;
+    float maxs = content_h(v) - (lanes_bottom(v) - lanes_top(v));
+    if (v->scroll_y > maxs)
+        v->scroll_y = maxs;
+    if (v->scroll_y < 0)
+        v->scroll_y = 0;
+}
+
+npu_status vw_view_init(vw_view *v, const vw_model *m, int w, int h, float scale, npu_diag *d)
+{
+    memset(v, 0, sizeof *v);
+    v->m = m;
+    v->w = w;
+    v->h = h;
+    v->scale = scale > 0 ? scale : 1;
+    v->collapsed = npu_calloc(m->ncores ? m->ncores : 1, 1);
+    if (!v->collapsed)
+        return npu_errf(d, NPU_ENOMEM, "npuview: out of memory (view)");
+    /* Many cores: start with all but the first two collapsed, so the first
+     * picture shows pipes and the per-core utilisation of the rest. */
+    if (m->ncores > 4)
+        for (uint32_t c = 2; c < m->ncores; c++)
+            v->collapsed[c] = 1;
+    v->flame_icicle = 1;
+    v->flame_zoom = -1;
+    v->flame_dirty = v->htab_dirty = v->rtab_dirty = 1;
+    v->hsort = 2;
+    vw_fit(v);
+    return NPU_OK;
+}
+
+void vw_view_free(vw_view *v)
+{
+    npu_free(v->collapsed);
+    npu_free(v->hits);
+    vw_flame_free(&v->flame);
+    vw_table_free(&v->htab);
+    vw_table_free(&v->rtab);
+    memset(v, 0, sizeof *v);
+}
+
+void vw_view_resize(vw_view *v, int w, int h, float scale)
+{
+    v->w = w > 200 ? w : 200;
+    v->h = h > 150 ? h : 150;
+    if (scale > 0)
+        v->scale = scale;
+    clamp_view(v);
+}
+
+void vw_zoom_at(vw_view *v, double x, double factor)
+{
+    double t = vw_x_to_t(v, x);
+    v->t0 = t - (t - v->t0) * factor;
+    v->t1 = t + (v->t1 - t) * factor;
+    clamp_view(v);
+}
+
+void vw_pan_px(vw_view *v, double dx)
+{
+    double dt = dx / (vw_time_x1(v) - vw_time_x0(v)) * (v->t1 - v->t0);
+    v->t0 += dt;
+    v->t1 += dt;
+    clamp_view(v);
+}
+
+static const vw_box *sel_box(const vw_view *v)
+{
+    if (!v->has_sel || (v->sel.kind != 1 && v->sel.kind != 2))
+        return NULL;
+    const vw_track *t = vw_track_at(v->m, v->sel.core, v->sel.pipe);
+    if (v->sel.kind == 1)
+        return v->sel.index < t->n ? &t->box[v->sel.index] : NULL;
+    return v->sel.index < t->ns ? &t->stall[v->sel.index] : NULL;
+}
+
+void vw_fit(vw_view *v)
+{
+    const vw_box *b = sel_box(v);
+    double a, z;
+    if (v->has_range) {
+        a = (double)v->r0;
+        z = (double)v->r1;
+    } else if (b) {
+        a = (double)b->t0;
+        z = (double)b->t0 + NPU_MAX(b->dur, 1u);
+    } else {
+        a = (double)v->m->t_min;
+        z = (double)v->m->t_end;
+    }
+    double pad = (z - a) * 0.02;
+    v->t0 = a - pad;
+    v->t1 = z + pad;
+    clamp_view(v);
+}
+
+void vw_set_range(vw_view *v, uint64_t r0, uint64_t r1)
+{
+    if (r1 < r0) {
+        uint64_t t = r0;
+        r0 = r1;
+        r1 = t;
+    }
+    v->has_range = r1 > r0;
+    v->r0 = r0;
+    v->r1 = r1;
+    v->flame_dirty = v->rtab_dirty = v->htab_dirty = 1;
+    v->flame_zoom = -1;
+}
+
+/* ---- search ------------------------------------------------------------------ */
+static int cmp_hit(const void *pa, const void *pb, void *ctx)
+{
+    const vw_model *m = ctx;
+    const vw_search_hit *a = pa, *b = pb;
+    uint64_t x = vw_track_at(m, a->core, a->pipe)->box[a->index].t0;
+    uint64_t y = vw_track_at(m, b->core, b->pipe)->box[b->index].t0;
+    if (x != y)
+        return x < y ? -1 : 1;
+    if (a->core != b->core)
+        return a->core < b->core ? -1 : 1;
+    return a->pipe < b->pipe ? -1 : a->pipe > b->pipe;
+}
+
+static void goto_hit(vw_view *v)
+{
+    if (!v->nhits)
+        return;
+    vw_search_hit *h = &v->hits[v->hit_cur];
+    const vw_box *b = &vw_track_at(v->m, h->core, h->pipe)->box[h->index];
+    v->has_sel = 1;
+    v->sel = (vw_hit){ 1, h->core, h->pipe, h->index };
+    double span = v->t1 - v->t0;
+    if (span < b->dur * 3.0)
+        span = b->dur * 3.0;
+    double mid = b->t0 + b->dur / 2.0;
+    v->t0 = mid - span / 2;
+    v->t1 = mid + span / 2;
+    v->collapsed[h->core] = 0;
+    /* scroll the lane into view */
+    row *rows = npu_malloc(MAXROWS * sizeof *rows);
+    if (rows) {
+        size_t n = layout(v, rows, MAXROWS);
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].k == ROW_LANE && rows[i].core == h->core && rows[i].pipe == h->pipe) {
+                float vis = lanes_bottom(v) - lanes_top(v);
+                if (rows[i].y < v->scroll_y || rows[i].y + rows[i].h > v->scroll_y + vis)
+                    v->scroll_y = rows[i].y - vis / 3;
+            }
+        npu_free(rows);
+    }
+    clamp_view(v);
+    snprintf(v->status, sizeof v->status, "search \"%s\": hit %zu of %zu", v->query, v->hit_cur + 1,
+             v->nhits);
+}
+
+size_t vw_search(vw_view *v, const char *q)
+{
+    const vw_model *m = v->m;
+    snprintf(v->query, sizeof v->query, "%s", q);
+    npu_free(v->hits);
+    v->hits = NULL;
+    v->nhits = v->hit_cur = 0;
+    if (!*q)
+        return 0;
+    /* what matches: opcodes by name, stacks whose frames (function or
+     * label) are named q, or one pc */
+    uint8_t opm[65536 / 8] = {0};
+    int any_op = 0;
+    for (uint32_t i = 0; i < m->meta->opcodes.count && i < 65536; i++)
+        if (m->meta->opcodes.names[i] && strcasecmp(m->meta->opcodes.names[i], q) == 0) {
+            opm[i / 8] |= (uint8_t)(1u << (i % 8));
+            any_op = 1;
+        }
+    uint8_t *stm = npu_calloc(m->nstacks + 1, 1);
+    if (!stm)
+        return 0;
+    int any_st = 0;
+    for (size_t s = 1; s < m->nstacks; s++) {
+        for (int32_t k = (int32_t)s; k > 0; k = m->stacks[k].parent)
+            if (m->stacks[k].sym && m->stacks[k].sym->name && strcasecmp(m->stacks[k].sym->name, q) == 0) {
+                stm[s] = 1;
+                any_st = 1;
+                break;
+            }
+    }
+    char *end = NULL;
+    unsigned long long pc = strtoull(q, &end, 0);
+    int is_pc = (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) && end && !*end;
+    size_t cap = 0;
+    const size_t limit = (size_t)1 << 21;
+    if (any_op || any_st || is_pc)
+        for (uint32_t c = 0; c < m->ncores; c++)
+            for (unsigned p = 0; p < TRC_NPIPES; p++) {
+                const vw_track *t = vw_track_at(m, c, p);
+                for (size_t i = 0; i < t->n && v->nhits < limit; i++) {
+                    const vw_box *b = &t->box[i];
+                    int hit = (any_op && (opm[b->op / 8] >> (b->op % 8) & 1)) ||
+                              (any_st && stm[b->stack]) || (is_pc && b->pc == (uint32_t)pc);
+                    if (!hit)
+                        continue;
+                    if (v->nhits == cap) {
+                        size_t nc = cap ? cap * 2 : 1024;
+                        vw_search_hit *nh = npu_realloc(v->hits, nc * sizeof *nh);
+                        if (!nh)
+                            goto done;
+                        v->hits = nh;
+                        cap = nc;
+                    }
+                    v->hits[v->nhits++] = (vw_search_hit){ c, (uint8_t)p, i };
+                }
+            }
+done:
+    npu_free(stm);
+    if (v->nhits) {
+        qsort_r(v->hits, v->nhits, sizeof *v->hits, cmp_hit, (void *)m);
+        /* first hit at or after the left edge of the view */
+        size_t i = 0;
+        while (i < v->nhits &&
+               vw_track_at(m, v->hits[i].core, v->hits[i].pipe)->box[v->hits[i].index].t0 < v->t0)
+            i++;
+        v->hit_cur = i < v->nhits ? i : 0;
+        goto_hit(v);
+    } else {
+        snprintf(v->status, sizeof v->status, "search \"%s\": no match (opcode, label, function or 0xPC)", q);
+    }
+    return v->nhits;
+}
+
+void vw_search_next(vw_view *v, int dir)
+{
+    if (!v->nhits)
+        return;
+    v->hit_cur = (v->hit_cur + v->nhits + (size_t)(dir < 0 ? -1 : 1)) % v->nhits;
+    goto_hit(v);
+}
+
+/* ---- hit testing ------------------------------------------------------------ */
+static const char *tab_names[VW_NTABS] = { "Timeline", "Flame graph", "Hotspots", "Counters" };
+
+static float tab_x(const vw_view *v, int i, float *w)
+{
+    float x = S(v, 8);
+    for (int k = 0; k < VW_NTABS; k++) {
+        float tw = (float)text_w(v, VW_FONT_UI, tab_names[k]) + S(v, 24);
+        if (k == i) {
+            *w = tw;
+            return x;
+        }
+        x += tw + S(v, 4);
+    }
+    *w = 0;
+    return x;
+}
+
+/* The flame graph's geometry, shared by drawing and hit testing. */
+static float flame_top(const vw_view *v) { return S(v, TOPBAR + 30); }
+static float flame_row_h(const vw_view *v) { return S(v, 20); }
+static float flame_y(const vw_view *v, uint32_t depth)
+{
+    float rh = flame_row_h(v);
+    if (v->flame_icicle)
+        return flame_top(v) + depth * rh;
+    return (float)v->h - S(v, STATUS) - S(v, 8) - (depth + 1) * rh;
+}
+
+static void ensure_flame(vw_view *v)
+{
+    if (!v->flame_dirty && v->flame.stalls == v->flame_stalls)
+        return;
+    npu_diag d;
+    if (vw_flame_build(v->m, v->has_range ? v->r0 : 0, v->has_range ? v->r1 : 0, v->flame_stalls,
+                       &v->flame, &d))
+        snprintf(v->status, sizeof v->status, "%.150s", d.msg);
+    v->flame_dirty = 0;
+    if (v->flame_zoom >= (int32_t)v->flame.count)
+        v->flame_zoom = -1;
+}
+
+/* x extent of node n in the flame graph given the zoom (0 width = hidden). */
+static void flame_x(const vw_view *v, int32_t n, float *x, float *w)
+{
+    const vw_flame *f = &v->flame;
+    int32_t z = v->flame_zoom >= 0 ? v->flame_zoom : 0;
+    float X0 = S(v, 8), W = (float)v->w - S(v, 16);
+    /* ancestors of the zoomed node, and the node itself, span the width */
+    for (int32_t k = z; k >= 0; k = f->n[k].parent)
+        if (k == n) {
+            *x = X0;
+            *w = W;
+            return;
+        }
+    /* others: must descend from z; place by summing siblings before */
+    float off = 0;
+    double scale = f->n[z].w ? W / (double)f->n[z].w : 0;
+    int32_t k = n;
+    float ox = 0;
+    while (k >= 0 && k != z) {
+        int32_t p = f->n[k].parent;
+        if (p < 0) {
+            *w = 0;
+            return;
+        }
+        double before = 0;
+        for (int32_t c = f->n[p].child; c >= 0 && c != k; c = f->n[c].next)
+            before += (double)f->n[c].w;
+        ox += (float)(before * scale);
+        k = p;
+    }
+    if (k != z) {
+        *w = 0;
+        return;
+    }
+    (void)off;
+    *x = X0 + ox;
+    *w = (float)(f->n[n].w * scale);
+}
+
+vw_hit vw_hit_test(vw_view *v, int x, int y)
+{
+    vw_hit h = {0};
+    if (y < S(v, TOPBAR)) {
+        for (int i = 0; i < VW_NTABS; i++) {
+            float w, tx = tab_x(v, i, &w);
+            if (x >= tx && x < tx + w)
+                return (vw_hit){ .kind = 5, .index = (size_t)i };
+        }
+        return h;
+    }
+    if (v->tab == VW_TAB_FLAME) {
+        ensure_flame(v);
+        for (size_t i = 0; i < v->flame.count; i++) {
+            float fy = flame_y(v, v->flame.n[i].depth);
+            if (y < fy || y >= fy + flame_row_h(v))
+                continue;
+            float fx, fw;
+            flame_x(v, (int32_t)i, &fx, &fw);
+            if (fw > 0 && x >= fx && x < fx + fw)
+                return (vw_hit){ .kind = 4, .index = i };
+        }
+        return h;
+    }
+    if (v->tab == VW_TAB_HOTSPOTS) {
+        float hy = S(v, TOPBAR + 34);
+        if (y >= hy && y < hy + S(v, 22)) {
+            /* column headers: name, count, busy, stall at fixed fractions */
+            float cx[4] = { 0, 0.55f, 0.66f, 0.82f };
+            int col = 0;
+            for (int i = 0; i < 4; i++)
+                if (x >= cx[i] * v->w)
+                    col = i;
+            return (vw_hit){ .kind = 6, .index = (size_t)col };
+        }
+        if (y >= S(v, TOPBAR + 4) && y < S(v, TOPBAR + 28))
+            for (int i = 0; i < VW_HK__N; i++) {
+                float bx = S(v, 8) + i * S(v, 96);
+                if (x >= bx && x < bx + S(v, 92))
+                    return (vw_hit){ .kind = 8, .index = (size_t)i };
+            }
+        return h;
+    }
+    if (v->tab != VW_TAB_TIMELINE)
+        return h;
+    if (y >= S(v, TOPBAR) && y < S(v, TOPBAR + OVERVIEW))
+        return (vw_hit){ .kind = 7 };
+    float top = lanes_top(v), bot = lanes_bottom(v);
+    if (y < top || y >= bot)
+        return h;
+    row *rows = npu_malloc(MAXROWS * sizeof *rows);
+    if (!rows)
+        return h;
+    size_t n = layout(v, rows, MAXROWS);
+    float ly = (float)y - top + v->scroll_y;
+    for (size_t i = 0; i < n; i++) {
+        row *r = &rows[i];
+        if (ly < r->y || ly >= r->y + r->h)
+            continue;
+        if (r->k == ROW_CORE && x < vw_time_x0(v)) {
+            h = (vw_hit){ .kind = 3, .core = r->core };
+        } else if (r->k == ROW_LANE && x >= vw_time_x0(v)) {
+            const vw_track *t = vw_track_at(v->m, r->core, r->pipe);
+            int stall = ly >= r->y + r->h * 0.62f;
+            const vw_box *arr = stall ? t->stall : t->box;
+            size_t na = stall ? t->ns : t->n;
+            /* a box under the cursor, or the nearest within 2 px */
+            double px = (v->t1 - v->t0) / (vw_time_x1(v) - vw_time_x0(v));
+            double tx = vw_x_to_t(v, x), slack = 2 * px;
+            size_t k = vw_track_first(arr, na, stall ? t->maxsdur : t->maxdur,
+                                      tx > slack ? (uint64_t)(tx - slack) : 0);
+            size_t best = SIZE_MAX;
+            double bd = slack + 1;
+            for (; k < na && arr[k].t0 <= tx + slack; k++) {
+                double a = (double)arr[k].t0, z = a + arr[k].dur;
+                double dd = tx < a ? a - tx : tx > z ? tx - z : 0;
+                if (dd < bd || (dd == 0 && bd == 0)) {
+                    bd = dd;
+                    best = k;
+                }
+            }
+            if (best != SIZE_MAX)
+                h = (vw_hit){ .kind = stall ? 2 : 1, .core = r->core, .pipe = r->pipe, .index = best };
+        }
+        break;
+    }
+    npu_free(rows);
+    return h;
+}
+
+/* ---- formatting ----------------------------------------------------------------- */
+static void fmt_cyc(char *b, size_t n, double c)
+{
+    double a = fabs(c);
+    if (a >= 1e9)
+        snprintf(b, n, "%.3gG", c / 1e9);
+    else if (a >= 1e6)
+        snprintf(b, n, "%.4gM", c / 1e6);
+    else if (a >= 1e4)
+        snprintf(b, n, "%.4gk", c / 1e3);
+    else
+        snprintf(b, n, "%.0f", c);
+}
+
+static void fmt_big(char *b, size_t n, uint64_t x)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%llu", (unsigned long long)x);
+    size_t l = strlen(t), o = 0;
+    for (size_t i = 0; i < l && o + 2 < n; i++) {
+        if (i && (l - i) % 3 == 0)
+            b[o++] = ',';
+        b[o++] = t[i];
+    }
+    b[o] = 0;
+}
+
+/* ---- drawing: timeline ------------------------------------------------------------ */
+static void draw_topbar(vw_view *v, vw_cmds *o)
+{
+    vw_rect(o, 0, 0, (float)v->w, S(v, TOPBAR), C_PANEL);
+    vw_line(o, 0, S(v, TOPBAR) - 1, (float)v->w, S(v, TOPBAR) - 1, C_GRID);
+    for (int i = 0; i < VW_NTABS; i++) {
+        float w, x = tab_x(v, i, &w);
+        if ((int)v->tab == i) {
+            vw_rect(o, x, S(v, 4), w, S(v, TOPBAR - 4), C_BG);
+            vw_rect(o, x, S(v, TOPBAR) - S(v, 2), w, S(v, 2), C_ACCENT);
+        }
+        vw_text(o, x + S(v, 12), (S(v, TOPBAR) - line_h(v, VW_FONT_UI)) / 2 + S(v, 1), VW_FONT_UI,
+                (int)v->tab == i ? C_TEXT : C_DIM, tab_names[i]);
+    }
+    char b[256], c1[32];
+    fmt_cyc(c1, sizeof c1, (double)(v->m->t_end - v->m->t_min));
+    snprintf(b, sizeof b, "%s  ·  %u cores  ·  %s cycles  ·  %.1f µs @ %.2f GHz",
+             v->m->meta->kernel ? v->m->meta->kernel : "trace", v->m->ncores, c1,
+             (double)(v->m->t_end - v->m->t_min) / (v->m->meta->clock_ghz > 0 ? v->m->meta->clock_ghz : 1) / 1e3,
+             v->m->meta->clock_ghz);
+    vw_text(o, (float)v->w - text_w(v, VW_FONT_SMALL, b) - S(v, 10),
+            (S(v, TOPBAR) - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, C_DIM, b);
+}
+
+/* Chip utilisation over the whole run, one sample per pixel column. */
+static void draw_overview(vw_view *v, vw_cmds *o)
+{
+    const vw_model *m = v->m;
+    float y = S(v, TOPBAR), h = S(v, OVERVIEW), x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    vw_rect(o, 0, y, (float)v->w, h, C_BG);
+    vw_text(o, S(v, 8), y + S(v, 4), VW_FONT_SMALL, C_DIM, "overview");
+    vw_text(o, S(v, 8), y + S(v, 4) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, "busy pipes");
+    int W = (int)(x1 - x0);
+    double full = (double)(m->t_end - m->t_min);
+    float base = y + h - S(v, 4), hh = h - S(v, 8);
+    /* per pixel: busy cycles of M and of everything (mean over cores and pipes) */
+    for (int px = 0; px < W; px += 1) {
+        uint64_t a = m->t_min + (uint64_t)(full * px / W), z = m->t_min + (uint64_t)(full * (px + 1) / W);
+        if (z <= a)
+            z = a + 1;
+        double all = 0, cube = 0;
+        for (uint32_t c = 0; c < m->ncores; c++)
+            for (unsigned p = 0; p < TRC_NPIPES; p++) {
+                uint64_t b = vw_track_busy(vw_track_at(m, c, p), a, z);
+                all += (double)b;
+                if (p == TRC_PIPE_M)
+                    cube += (double)b;
+            }
+        double den = (double)(z - a) * m->ncores;
+        double fa = NPU_MIN(1.0, all / den / 3.0), fc = NPU_MIN(1.0, cube / den);
+        if (fa > 0)
+            vw_rect(o, x0 + px, base - (float)(fa * hh), 1, (float)(fa * hh), 0x4A5A70FF);
+        if (fc > 0)
+            vw_rect(o, x0 + px, base - (float)(fc * hh), 1, (float)(fc * hh), 0x8C7BC4C0);
+    }
+    /* the visible window */
+    float wx0 = (float)(x0 + (v->t0 - m->t_min) / full * W), wx1 = (float)(x0 + (v->t1 - m->t_min) / full * W);
+    wx0 = NPU_MAX(wx0, x0);
+    wx1 = NPU_MIN(wx1, x1);
+    vw_rect(o, wx0, y + S(v, 2), NPU_MAX(wx1 - wx0, 2.0f), h - S(v, 4), 0xE6C07B30);
+    vw_line(o, wx0, y + S(v, 2), wx0, y + h - S(v, 2), C_ACCENT);
+    vw_line(o, wx1, y + S(v, 2), wx1, y + h - S(v, 2), C_ACCENT);
+    vw_line(o, 0, y + h - 1, (float)v->w, y + h - 1, C_GRID);
+}
+
+static double nice_step(double span, int want)
+{
+    double raw = span / (want > 0 ? want : 1), p = pow(10, floor(log10(raw)));
+    double f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+static void draw_axis(vw_view *v, vw_cmds *o, float grid_bottom)
+{
+    float y = S(v, TOPBAR + OVERVIEW), h = S(v, AXIS), x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    vw_rect(o, 0, y, (float)v->w, h, C_PANEL);
+    double step = nice_step(v->t1 - v->t0, (int)((x1 - x0) / S(v, 110)));
+    double first = ceil(v->t0 / step) * step;
+    vw_text(o, S(v, 8), y + (h - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, C_DIM, "cycles");
+    for (double t = first; t <= v->t1; t += step) {
+        float x = (float)vw_t_to_x(v, t);
+        if (x < x0 || x > x1)
+            continue;
+        char b[32];
+        fmt_cyc(b, sizeof b, t);
+        vw_line(o, x, y + h - S(v, 5), x, y + h, C_DIM);
+        vw_line(o, x, y + h, x, grid_bottom, 0x2E333BFF);
+        vw_text(o, x + S(v, 3), y + S(v, 2), VW_FONT_SMALL, C_DIM, b);
+    }
+    vw_line(o, 0, y + h - 1, (float)v->w, y + h - 1, C_GRID);
+}
+
+/* One lane of boxes with sub-pixel merging: from each drawn box, skip by
+ * binary search to the first box that starts in a later pixel. */
+static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, size_t n, uint32_t maxdur, unsigned pipe,
+                       float y, float h, int stalls, int labels)
+{
+    if (!n)
+        return;
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    double cpp = (v->t1 - v->t0) / (x1 - x0);  /* cycles per pixel */
+    uint64_t lo = v->t0 > 0 ? (uint64_t)v->t0 : 0, hi = v->t1 > 0 ? (uint64_t)ceil(v->t1) : 0;
+    size_t i = vw_track_first(b, n, maxdur, lo);
+    while (i < n && b[i].t0 < hi) {
+        double bx0 = vw_t_to_x(v, (double)b[i].t0);
+        uint64_t end = b[i].t0 + b[i].dur;
+        size_t count = 1, j = i + 1;
+        for (;;) {
+            double ex = vw_t_to_x(v, (double)end);
+            /* first box starting at or after the pixel after the run's end */
+            double tnext = v->t0 + (floor(ex - x0) + 1) * cpp;
+            uint64_t tn = tnext > 0 ? (uint64_t)ceil(tnext) : 0;
+            size_t lo2 = j, hi2 = n;
+            while (lo2 < hi2) {
+                size_t mid = lo2 + (hi2 - lo2) / 2;
+                if (b[mid].t0 < tn)
+                    lo2 = mid + 1;
+                else
+                    hi2 = mid;
+            }
+            if (lo2 == j)
+                break;
+            for (size_t k = lo2 - 1; k >= j && k + 8 >= lo2; k--)
+                end = NPU_MAX(end, b[k].t0 + b[k].dur);
+            end = NPU_MAX(end, b[lo2 - 1].t0 + b[lo2 - 1].dur);
+            count += lo2 - j;
+            j = lo2;
+        }
+        double ex = vw_t_to_x(v, (double)end);
+        float fx0 = (float)NPU_MAX(bx0, x0), fx1 = (float)NPU_MIN(ex, x1);
+        if (fx1 - fx0 < 1)
+            fx1 = fx0 + 1;
+        uint32_t col = stalls ? stall_color(b[i].op) : vw_pipe_color(pipe, b[i].op);
+        if (count > 1)
+            col = shade(col, 0.82f);  /* merged: a slightly deeper tone says "many" */
+        vw_rect(o, fx0, y, fx1 - fx0, h, col);
+        if (fx1 - fx0 >= 3 && count == 1)
+            vw_rect(o, fx1 - 1, y, 1, h, shade(col, 0.6f));  /* a seam between touching boxes */
+        if (labels && count == 1 && fx1 - fx0 > S(v, 28)) {
+            const char *nm = vw_op_name(v->m, b[i].op);
+            int tw = text_w(v, VW_FONT_SMALL, nm);
+            if (tw + S(v, 6) < fx1 - fx0) {
+                vw_clip(o, fx0, y, fx1 - fx0, h);
+                vw_text(o, fx0 + S(v, 3), y + (h - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL,
+                        0x1A1D22FF, nm);
+                vw_unclip(o);
+            }
+        }
+        i = j;
+    }
+}
+
+static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, uint32_t col)
+{
+    /* mean busy fraction of the core's pipes per pixel column (min over a
+     * pixel is the value: columns are exact integrals via prefix sums) */
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    int W = (int)(x1 - x0);
+    const int step = 2;
+    for (int px = 0; px < W; px += step) {
+        double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
+        if (tz <= v->m->t_min || ta >= v->m->t_end)
+            continue;
+        uint64_t a = ta > 0 ? (uint64_t)ta : 0, z = (uint64_t)ceil(tz);
+        if (z <= a)
+            z = a + 1;
+        double busy = 0;
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            busy += (double)vw_track_busy(vw_track_at(v->m, core, p), a, z);
+        double f = NPU_MIN(1.0, busy / (double)(z - a) / 3.0);
+        if (f > 0.005)
+            vw_rect(o, (float)(x0 + px), y + h - (float)(f * h), (float)step, (float)(f * h), col);
+    }
+}
+
+static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, float h)
+{
+    /* min/max of the bins under each pixel column */
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    int W = (int)(x1 - x0);
+    double wdt = (double)v->m->ctr_width;
+    if (c->max_rate <= 0)
+        return;
+    for (int px = 0; px < W; px++) {
+        double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + 1);
+        if (tz < 0 || ta / wdt >= (double)c->nbins)
+            continue;
+        size_t ba = ta > 0 ? (size_t)(ta / wdt) : 0, bz = (size_t)(tz / wdt);
+        if (bz >= c->nbins)
+            bz = c->nbins - 1;
+        double mn = 1e300, mx = 0;
+        for (size_t k = ba; k <= bz; k++) {
+            double r = c->bin[k] / wdt;
+            mn = NPU_MIN(mn, r);
+            mx = NPU_MAX(mx, r);
+        }
+        if (mx <= 0)
+            continue;
+        float fmx = (float)(mx / c->max_rate * (h - 4)), fmn = (float)(mn / c->max_rate * (h - 4));
+        vw_rect(o, (float)(x0 + px), y + h - 2 - fmx, 1, fmx - fmn + 1, 0x7FA7D9FF);
+        if (fmn > 0)
+            vw_rect(o, (float)(x0 + px), y + h - 2 - fmn, 1, fmn, 0x7FA7D960);
+    }
+}
+
+static void draw_hbm(vw_view *v, vw_cmds *o, const vw_lane_hbm *l, float y, float h)
+{
+    static const uint32_t cmdc[5] = { 0x6BAF8DFF, 0x5C8FCCFF, 0xD9A066FF, 0x8A9BB0FF, 0xC8625EFF };
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v), cpp = (v->t1 - v->t0) / (x1 - x0);
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if ((double)l->v[mid].t < v->t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t i = lo;
+    while (i < l->n && (double)l->v[i].t < v->t1) {
+        double x = vw_t_to_x(v, (double)l->v[i].t);
+        vw_rect(o, (float)x, y + 1, (float)NPU_MAX(1.0, 1.0 / cpp), h - 2, cmdc[l->v[i].cmd % 5]);
+        /* next tick in a later pixel */
+        double tn = v->t0 + (floor(x - x0) + 1) * cpp;
+        size_t a = i + 1, z = l->n;
+        while (a < z) {
+            size_t mid = (a + z) / 2;
+            if ((double)l->v[mid].t < tn)
+                a = mid + 1;
+            else
+                z = mid;
+        }
+        i = a;
+    }
+}
+
+static void lane_y(const vw_view *v, const row *rows, size_t n, uint32_t core, unsigned pipe, float *y, float *h)
+{
+    *h = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].core == core && ((rows[i].k == ROW_LANE && rows[i].pipe == pipe) ||
+                                     (rows[i].k == ROW_CORE && v->collapsed[core]))) {
+            *y = lanes_top(v) + rows[i].y - v->scroll_y;
+            *h = rows[i].h;
+            return;
+        }
+}
+
+static void arrow(vw_view *v, vw_cmds *o, float xa, float ya, float xb, float yb, uint32_t col)
+{
+    vw_line(o, xa, ya, xb, yb, col);
+    float dx = xb - xa, dy = yb - ya, l = sqrtf(dx * dx + dy * dy);
+    if (l < 1)
+        return;
+    dx /= l;
+    dy /= l;
+    float s = S(v, 7);
+    vw_line(o, xb, yb, xb - s * dx + s * 0.5f * dy, yb - s * dy - s * 0.5f * dx, col);
+    vw_line(o, xb, yb, xb - s * dx - s * 0.5f * dy, yb - s * dy + s * 0.5f * dx, col);
+    vw_rect(o, xa - S(v, 2), ya - S(v, 2), S(v, 4), S(v, 4), col);
+}
+
+/* The flags a selected box hands off or waits for: sets on its pipe between
+ * its start and the next box, waits on its pipe released just before it. */
+static void draw_flows(vw_view *v, vw_cmds *o, const row *rows, size_t nr)
+{
+    const vw_box *b = sel_box(v);
+    if (!b || v->sel.kind != 1)
+        return;
+    const vw_model *m = v->m;
+    const vw_track *t = vw_track_at(m, v->sel.core, v->sel.pipe);
+    uint64_t a = b->t0, z = v->sel.index + 1 < t->n ? t->box[v->sel.index + 1].t0 : b->t0 + b->dur + 1;
+    z = NPU_MAX(z, b->t0 + b->dur + 1);
+    size_t lo = 0, hi = m->nflows;
+    uint64_t back = a > 2000000 ? a - 2000000 : 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->flows[mid].t_set < back)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int drawn = 0;
+    for (size_t i = lo; i < m->nflows && m->flows[i].t_set < z && drawn < 64; i++) {
+        const vw_flow *f = &m->flows[i];
+        if (f->core != v->sel.core || !f->t_wait1)
+            continue;
+        int out = f->src == v->sel.pipe && f->t_set >= a && f->t_set < z;
+        int in = f->dst == v->sel.pipe && f->t_wait1 <= b->t0 + 1 && f->t_wait1 + 4 * (uint64_t)NPU_MAX(b->dur, 64u) >= b->t0;
+        if (!out && !in)
+            continue;
+        float ya, ha, yb, hb;
+        lane_y(v, rows, nr, f->core, f->src, &ya, &ha);
+        lane_y(v, rows, nr, f->core, f->dst, &yb, &hb);
+        if (!ha || !hb)
+            continue;
+        arrow(v, o, (float)vw_t_to_x(v, (double)f->t_set), ya + ha / 2, (float)vw_t_to_x(v, (double)f->t_wait1),
+              yb + hb / 2, out ? 0xF0D090FF : 0x9FD0F0FF);
+        drawn++;
+    }
+}
+
+static void tooltip(vw_view *v, vw_cmds *o, const char *const *lines, int n)
+{
+    int w = 0, lh = line_h(v, VW_FONT_MONO);
+    for (int i = 0; i < n; i++)
+        w = NPU_MAX(w, text_w(v, VW_FONT_MONO, lines[i]));
+    float bw = (float)w + S(v, 16), bh = (float)(n * lh) + S(v, 12);
+    float x = (float)v->mx + S(v, 14), y = (float)v->my + S(v, 16);
+    if (x + bw > v->w)
+        x = (float)v->mx - bw - S(v, 8);
+    if (y + bh > v->h)
+        y = (float)v->my - bh - S(v, 8);
+    vw_rect(o, x + S(v, 2), y + S(v, 3), bw, bh, 0x00000060);
+    vw_rect(o, x, y, bw, bh, 0x30353EF8);
+    vw_rect(o, x, y, bw, 1, 0x4A515CFF);
+    for (int i = 0; i < n; i++)
+        vw_text(o, x + S(v, 8), y + S(v, 6) + i * lh, VW_FONT_MONO, i == 0 ? C_TEXT : C_DIM, lines[i]);
+}
+
+static void box_lines(const vw_view *v, const vw_hit *h, char buf[6][160])
+{
+    const vw_model *m = v->m;
+    const vw_track *t = vw_track_at(m, h->core, h->pipe);
+    const vw_box *b = h->kind == 1 ? &t->box[h->index] : &t->stall[h->index];
+    const char *dis = trc_reader_disasm(m->r, b->pc);
+    const trc_symbol *lb = trc_reader_label_at(m->r, b->pc);
+    if (h->kind == 1) {
+        snprintf(buf[0], 160, "%s", dis ? dis : vw_op_name(m, b->op));
+        snprintf(buf[1], 160, "pc 0x%x  %s%s%s", b->pc, vw_stack_name(m, b->stack), lb ? "" : "", "");
+    } else {
+        snprintf(buf[0], 160, "stall: %s", vw_cause_name(m, b->op));
+        snprintf(buf[1], 160, "after pc 0x%x  %s", b->pc, dis ? dis : "");
+    }
+    snprintf(buf[2], 160, "core %u  pipe %s", h->core, trc_pipe_name(h->pipe));
+    char s0[32], s1[32];
+    fmt_big(s0, sizeof s0, b->t0);
+    fmt_big(s1, sizeof s1, b->dur);
+    snprintf(buf[3], 160, "start %s  duration %s cycles", s0, s1);
+    double ns = m->meta->clock_ghz > 0 ? b->dur / m->meta->clock_ghz : 0;
+    snprintf(buf[4], 160, "       %.3f µs  (%.1f ns)", b->t0 / (m->meta->clock_ghz > 0 ? m->meta->clock_ghz : 1) / 1e3, ns);
+    buf[5][0] = 0;
+    if (h->kind == 1) {
+        /* the stall (if any) that ends where this instruction starts */
+        size_t k = vw_track_first(t->stall, t->ns, t->maxsdur, b->t0 > 0 ? b->t0 - 1 : 0);
+        for (; k < t->ns && t->stall[k].t0 <= b->t0; k++)
+            if (t->stall[k].t0 + t->stall[k].dur >= b->t0 && t->stall[k].t0 + t->stall[k].dur <= b->t0 + 1) {
+                snprintf(buf[5], 160, "stalled before: %s, %u cycles", vw_cause_name(m, t->stall[k].op),
+                         t->stall[k].dur);
+                break;
+            }
+    }
+}
+
+static void draw_range_panel(vw_view *v, vw_cmds *o)
+{
+    float y = lanes_bottom(v), h = S(v, PANEL_H);
+    vw_rect(o, 0, y, (float)v->w, h, C_PANEL);
+    vw_line(o, 0, y, (float)v->w, y, C_GRID);
+    float lh = (float)line_h(v, VW_FONT_MONO);
+    if (v->has_range) {
+        if (v->rtab_dirty) {
+            npu_diag d;
+            if (vw_range_table(v->m, v->r0, v->r1, &v->rtab, &d))
+                snprintf(v->status, sizeof v->status, "%.150s", d.msg);
+            v->rtab_dirty = 0;
+        }
+        char b[200], a0[32], a1[32], a2[32];
+        fmt_big(a0, sizeof a0, v->r0);
+        fmt_big(a1, sizeof a1, v->r1);
+        fmt_big(a2, sizeof a2, v->r1 - v->r0);
+        snprintf(b, sizeof b, "range %s .. %s  (%s cycles)   per pipe and opcode", a0, a1, a2);
+        vw_text(o, S(v, 10), y + S(v, 6), VW_FONT_UI, C_ACCENT, b);
+        float ty = y + S(v, 8) + line_h(v, VW_FONT_UI);
+        float cols[5] = { S(v, 10), S(v, 70), S(v, 210), S(v, 290), S(v, 400) };
+        const char *hd[5] = { "pipe", "opcode", "count", "busy cycles", "% of range x cores" };
+        for (int i = 0; i < 5; i++)
+            vw_text(o, cols[i], ty, VW_FONT_SMALL, C_DIM, hd[i]);
+        ty += lh;
+        float colw = S(v, 560);
+        int per_col = (int)((y + h - ty - S(v, 4)) / lh);
+        double den = (double)(v->r1 - v->r0) * v->m->ncores;
+        for (size_t i = 0; i < v->rtab.n && per_col > 0; i++) {
+            const vw_hrow *r = &v->rtab.row[i];
+            int cc = (int)(i / (size_t)per_col);
+            float ox = cc * colw, ry = ty + (float)(i % (size_t)per_col) * lh;
+            if (cols[4] + ox + S(v, 150) > v->w)
+                break;
+            char c[32], bz[32], pc[32];
+            fmt_big(c, sizeof c, r->count);
+            fmt_big(bz, sizeof bz, r->busy);
+            double pct = den > 0 ? 100.0 * (double)r->busy / den : 0;
+            snprintf(pc, sizeof pc, "%5.1f%%", pct);
+            vw_rect(o, cols[0] + ox, ry + lh * 0.2f, S(v, 8), lh * 0.6f, vw_pipe_color(r->pipe, (unsigned)r->key & 0xFFFF));
+            vw_text(o, cols[0] + ox + S(v, 12), ry, VW_FONT_MONO, C_TEXT, trc_pipe_name(r->pipe));
+            vw_text(o, cols[1] + ox, ry, VW_FONT_MONO, C_TEXT, r->name);
+            vw_text(o, cols[2] + ox, ry, VW_FONT_MONO, C_TEXT, c);
+            vw_text(o, cols[3] + ox, ry, VW_FONT_MONO, C_TEXT, bz);
+            vw_rect(o, cols[4] + ox + S(v, 52), ry + lh * 0.25f, (float)(pct / 100.0 * S(v, 90)), lh * 0.5f,
+                    vw_pipe_base_color(r->pipe));
+            vw_text(o, cols[4] + ox, ry, VW_FONT_MONO, C_TEXT, pc);
+        }
+    } else if (v->has_sel && (v->sel.kind == 1 || v->sel.kind == 2)) {
+        char lines[6][160];
+        box_lines(v, &v->sel, lines);
+        vw_text(o, S(v, 10), y + S(v, 6), VW_FONT_UI, C_ACCENT, v->sel.kind == 1 ? "instruction" : "stall");
+        for (int i = 0; i < 6; i++)
+            vw_text(o, S(v, 10), y + S(v, 10) + line_h(v, VW_FONT_UI) + i * lh, VW_FONT_MONO,
+                    i ? C_DIM : C_TEXT, lines[i]);
+        vw_text(o, S(v, 10), y + h - lh - S(v, 6), VW_FONT_SMALL, C_DIM,
+                "arrows: flags this instruction sets (gold) and the waits it was released by (blue)   ·   F: fit   Esc: clear");
+    }
+}
+
+static void draw_timeline(vw_view *v, vw_cmds *o)
+{
+    const vw_model *m = v->m;
+    row *rows = npu_malloc(MAXROWS * sizeof *rows);
+    if (!rows)
+        return;
+    size_t n = layout(v, rows, MAXROWS);
+    float top = lanes_top(v), bot = lanes_bottom(v), x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    draw_overview(v, o);
+    draw_axis(v, o, bot);
+    vw_clip(o, 0, top, (float)v->w, bot - top);
+    for (size_t i = 0; i < n; i++) {
+        row *r = &rows[i];
+        float y = top + r->y - v->scroll_y;
+        if (y + r->h < top || y > bot)
+            continue;
+        char b[96];
+        switch (r->k) {
+        case ROW_CTR: {
+            const vw_counter *c = &m->ctr[r->core];
+            vw_rect(o, 0, y, (float)v->w, r->h, 0x22262CFF);
+            vw_text(o, S(v, 8), y + S(v, 3), VW_FONT_SMALL, C_TEXT, c->name);
+            snprintf(b, sizeof b, "max %.3g /cyc", c->max_rate);
+            vw_text(o, S(v, 8), y + S(v, 3) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
+            draw_counter(v, o, c, y, r->h);
+            vw_line(o, 0, y + r->h - 1, (float)v->w, y + r->h - 1, C_GRID);
+            break;
+        }
+        case ROW_CORE: {
+            vw_rect(o, 0, y, (float)v->w, r->h, C_PANEL2);
+            snprintf(b, sizeof b, "%s core %u", v->collapsed[r->core] ? "▸" : "▾", r->core);
+            vw_text(o, S(v, 8), y + (r->h - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI, C_TEXT, b);
+            draw_util(v, o, r->core, y + S(v, 2), r->h - S(v, 3), 0x8C7BC480);
+            vw_line(o, 0, y + r->h - 1, (float)v->w, y + r->h - 1, C_GRID);
+            break;
+        }
+        case ROW_LANE: {
+            const vw_track *t = vw_track_at(m, r->core, r->pipe);
+            vw_rect(o, S(v, 14), y + r->h * 0.25f, S(v, 4), r->h * 0.5f, vw_pipe_base_color(r->pipe));
+            vw_text(o, S(v, 24), y + (r->h - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, C_DIM,
+                    trc_pipe_name(r->pipe));
+            vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
+            float bh = r->h * 0.62f - 1;
+            draw_boxes(v, o, t->box, t->n, t->maxdur, r->pipe, y + 1, bh, 0, 1);
+            draw_boxes(v, o, t->stall, t->ns, t->maxsdur, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1, 0);
+            vw_clip(o, 0, top, (float)v->w, bot - top);
+            vw_line(o, x0, y + r->h - 1, x1, y + r->h - 1, 0x2A2F37FF);
+            break;
+        }
+        case ROW_HBM_HDR:
+            vw_rect(o, 0, y, (float)v->w, r->h, C_PANEL2);
+            vw_text(o, S(v, 8), y + (r->h - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI, C_TEXT,
+                    "HBM channels (ACT RD WR PRE REF)");
+            break;
+        case ROW_HBM:
+            if (r->core % 2 == 0) {
+                snprintf(b, sizeof b, "ch %u", r->core / 2);
+                if (r->h >= line_h(v, VW_FONT_SMALL) * 0.5f && r->core % 8 == 0)
+                    vw_text(o, S(v, 24), y - S(v, 2), VW_FONT_SMALL, C_DIM, b);
+            }
+            vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
+            draw_hbm(v, o, &m->hbm[r->core], y, r->h);
+            vw_clip(o, 0, top, (float)v->w, bot - top);
+            break;
+        }
+    }
+    /* separator of the label column */
+    vw_line(o, x0 - 1, top, x0 - 1, bot, C_GRID);
+    /* selection range */
+    if (v->has_range || v->drag_select) {
+        double a = v->has_range ? (double)v->r0 : v->drag_t, z = v->has_range ? (double)v->r1 : vw_x_to_t(v, v->mx);
+        float xa = (float)vw_t_to_x(v, NPU_MIN(a, z)), xb = (float)vw_t_to_x(v, NPU_MAX(a, z));
+        xa = NPU_MAX(xa, x0);
+        xb = NPU_MIN(xb, x1);
+        if (xb > xa) {
+            vw_rect(o, xa, top, xb - xa, bot - top, C_SEL);
+            vw_line(o, xa, top, xa, bot, 0x61AFEFFF);
+            vw_line(o, xb, top, xb, bot, 0x61AFEFFF);
+        }
+    }
+    /* the selected box: outline, and its flag arrows */
+    const vw_box *sb = sel_box(v);
+    if (sb) {
+        float ly, lh;
+        lane_y(v, rows, n, v->sel.core, v->sel.pipe, &ly, &lh);
+        if (lh) {
+            float xa = (float)vw_t_to_x(v, (double)sb->t0), xb = (float)vw_t_to_x(v, (double)(sb->t0 + sb->dur));
+            if (xb - xa < 3)
+                xb = xa + 3;
+            uint32_t c = 0xFFFFFFFF;
+            vw_line(o, xa, ly, xb, ly, c);
+            vw_line(o, xa, ly + lh - 1, xb, ly + lh - 1, c);
+            vw_line(o, xa, ly, xa, ly + lh - 1, c);
+            vw_line(o, xb, ly, xb, ly + lh - 1, c);
+        }
+        draw_flows(v, o, rows, n);
+    }
+    vw_unclip(o);
+    if (panel_open(v))
+        draw_range_panel(v, o);
+    /* hover tooltip */
+    if (!v->drag && !v->help) {
+        vw_hit h = vw_hit_test(v, v->mx, v->my);
+        if (h.kind == 1 || h.kind == 2) {
+            char lines[6][160];
+            box_lines(v, &h, lines);
+            const char *lp[6];
+            int nl = 0;
+            for (int i = 0; i < 6; i++)
+                if (lines[i][0])
+                    lp[nl++] = lines[i];
+            tooltip(v, o, lp, nl);
+        }
+    }
+    npu_free(rows);
+}
+
+/* ---- flame graph ------------------------------------------------------------ */
+static void draw_flame(vw_view *v, vw_cmds *o)
+{
+    ensure_flame(v);
+    const vw_flame *f = &v->flame;
+    char b[200];
+    float hy = S(v, TOPBAR + 6);
+    char r0[32], r1[32];
+    fmt_big(r0, sizeof r0, v->has_range ? v->r0 : v->m->t_min);
+    fmt_big(r1, sizeof r1, v->has_range ? v->r1 : v->m->t_end);
+    snprintf(b, sizeof b, "%s flame graph (%s cycles) of %s .. %s   ·   T: busy/stalls   I: icicle/flame   click: zoom   Esc: up",
+             v->flame_icicle ? "icicle" : "flame", v->flame_stalls ? "stall" : "busy", r0, r1);
+    vw_text(o, S(v, 10), hy, VW_FONT_UI, C_DIM, b);
+    if (!f->count || !f->n[0].w) {
+        vw_text(o, S(v, 10), hy + S(v, 40), VW_FONT_UI, C_TEXT, "(nothing in this range)");
+        return;
+    }
+    int32_t z = v->flame_zoom >= 0 ? v->flame_zoom : 0;
+    double zw = (double)f->n[z].w;
+    float rh = flame_row_h(v);
+    int32_t hover = -1;
+    vw_hit hh = vw_hit_test(v, v->mx, v->my);
+    if (hh.kind == 4)
+        hover = (int32_t)hh.index;
+    for (size_t i = 0; i < f->count; i++) {
+        const vw_fnode *n = &f->n[i];
+        float x, w;
+        flame_x(v, (int32_t)i, &x, &w);
+        if (w < 1)
+            continue;   /* frames narrower than a pixel are not drawn (their parent covers them) */
+        float y = flame_y(v, n->depth);
+        if (y < S(v, TOPBAR + 24) || y > v->h - S(v, STATUS))
+            continue;
+        uint32_t col = n->pipe >= 0 ? vw_pipe_color((unsigned)n->pipe, n->depth) : warm(n->name);
+        int above = 0;
+        for (int32_t k = z; k >= 0; k = f->n[k].parent)
+            above |= k == (int32_t)i && k != z;
+        if (above)
+            col = shade(col, 0.6f);
+        if ((int32_t)i == hover)
+            col = shade(col, 1.25f);
+        vw_rect(o, x, y, NPU_MAX(w - 1, 1.0f), rh - 1, col);
+        if (w > S(v, 30)) {
+            double pct = zw > 0 ? 100.0 * n->w / zw : 0;
+            snprintf(b, sizeof b, "%s %.1f%%", n->name, pct > 100 ? 100 : pct);
+            if (text_w(v, VW_FONT_SMALL, b) + S(v, 8) > w)
+                snprintf(b, sizeof b, "%s", n->name);
+            if (text_w(v, VW_FONT_SMALL, b) + S(v, 8) <= w) {
+                vw_clip(o, x, y, w, rh);
+                vw_text(o, x + S(v, 4), y + (rh - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, 0x1A1D22FF, b);
+                vw_unclip(o);
+            }
+        }
+    }
+    if (hover >= 0) {
+        const vw_fnode *n = &f->n[hover];
+        char l0[160], l1[160], l2[160];
+        char wb[32];
+        fmt_big(wb, sizeof wb, n->w);
+        snprintf(l0, sizeof l0, "%s", n->name);
+        snprintf(l1, sizeof l1, "%s %s cycles", wb, f->stalls ? "stall" : "busy");
+        snprintf(l2, sizeof l2, "%.2f%% of %s, %.2f%% of all", zw ? 100.0 * n->w / zw : 0, f->n[z].name,
+                 f->n[0].w ? 100.0 * n->w / f->n[0].w : 0);
+        const char *lp[3] = { l0, l1, l2 };
+        tooltip(v, o, lp, 3);
+    }
+}
+
+/* ---- hotspots ---------------------------------------------------------------- */
+static void draw_hotspots(vw_view *v, vw_cmds *o)
+{
+    static const char *keys[VW_HK__N] = { "Functions", "Labels", "PCs", "Opcodes" };
+    if (v->htab_dirty) {
+        npu_diag d;
+        if (vw_hotspots(v->m, v->hkey, v->has_range ? v->r0 : 0, v->has_range ? v->r1 : 0, &v->htab, &d))
+            snprintf(v->status, sizeof v->status, "%.150s", d.msg);
+        vw_table_sort(&v->htab, v->hsort);
+        v->htab_dirty = 0;
+    }
+    float y = S(v, TOPBAR + 4);
+    for (int i = 0; i < VW_HK__N; i++) {
+        float bx = S(v, 8) + i * S(v, 96);
+        vw_rect(o, bx, y, S(v, 92), S(v, 24), (int)v->hkey == i ? 0x3A4150FF : C_PANEL);
+        vw_text(o, bx + S(v, 10), y + (S(v, 24) - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI,
+                (int)v->hkey == i ? C_ACCENT : C_DIM, keys[i]);
+    }
+    char b[200];
+    snprintf(b, sizeof b, "K: next grouping   click a column to sort   %s", v->has_range ? "(selected range)" : "(whole run)");
+    vw_text(o, S(v, 8) + 4 * S(v, 96) + S(v, 10), y + S(v, 4), VW_FONT_SMALL, C_DIM, b);
+    float hy = S(v, TOPBAR + 34), lh = (float)line_h(v, VW_FONT_MONO) + S(v, 3);
+    vw_rect(o, 0, hy, (float)v->w, S(v, 22), C_PANEL);
+    float cx[4] = { 0.01f, 0.55f, 0.66f, 0.82f };
+    const char *hd[4] = { v->hkey == VW_HK_PC ? "pc  disassembly" : "name", "count", "busy cycles", "stall cycles" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(b, sizeof b, "%s%s", hd[i], v->hsort == i ? (i ? " ▼" : " ▲") : "");
+        vw_text(o, cx[i] * v->w + S(v, 4), hy + (S(v, 22) - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI,
+                v->hsort == i ? C_ACCENT : C_TEXT, b);
+    }
+    float ry = hy + S(v, 24);
+    int maxr = (int)((v->h - S(v, STATUS) - ry) / lh);
+    for (size_t i = 0; i < v->htab.n && (int)i < maxr; i++) {
+        const vw_hrow *r = &v->htab.row[i];
+        if (i % 2)
+            vw_rect(o, 0, ry, (float)v->w, lh, 0x23272DFF);
+        char c[32], bz[32], sz[32];
+        fmt_big(c, sizeof c, r->count);
+        fmt_big(bz, sizeof bz, r->busy);
+        fmt_big(sz, sizeof sz, r->stall);
+        double pb = v->htab.total_busy ? 100.0 * r->busy / v->htab.total_busy : 0;
+        double ps = v->htab.total_stall ? 100.0 * r->stall / v->htab.total_stall : 0;
+        vw_text(o, cx[0] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, r->name);
+        vw_text(o, cx[1] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, c);
+        float bw = 0.1f * v->w;
+        vw_rect(o, cx[2] * v->w + S(v, 4), ry + lh * 0.7f, (float)(pb / 100 * bw), lh * 0.2f, 0x8C7BC4FF);
+        snprintf(b, sizeof b, "%s  %.1f%%", bz, pb);
+        vw_text(o, cx[2] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, b);
+        vw_rect(o, cx[3] * v->w + S(v, 4), ry + lh * 0.7f, (float)(ps / 100 * bw), lh * 0.2f, C_STALL);
+        snprintf(b, sizeof b, "%s  %.1f%%", sz, ps);
+        vw_text(o, cx[3] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, b);
+        ry += lh;
+    }
+}
+
+/* ---- counters: stat groups and the roofline ------------------------------------ */
+static void kv(vw_view *v, vw_cmds *o, float x, float *y, const char *k, const char *val)
+{
+    vw_text(o, x, *y, VW_FONT_MONO, C_DIM, k);
+    vw_text(o, x + S(v, 190), *y, VW_FONT_MONO, C_TEXT, val);
+    *y += line_h(v, VW_FONT_MONO) + S(v, 1);
+}
+
+static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
+{
+    /* GM traffic: the counter whose name says bytes (hbm/gm), else MEM events */
+    for (size_t i = 0; i < m->nctr; i++)
+        if (strstr(m->ctr[i].name, "bytes")) {
+            double s = 0;
+            for (size_t k = (size_t)(a / m->ctr_width); k < m->ctr[i].nbins && k * m->ctr_width < z; k++)
+                s += m->ctr[i].bin[k];
+            return s;
+        }
+    if (a <= m->t_min && z >= m->t_end)
+        return (double)m->mem_bytes;
+    return m->mem_bytes * (double)(z - a) / (double)(m->t_end - m->t_min);
+}
+
+static void draw_counters(vw_view *v, vw_cmds *o)
+{
+    const vw_model *m = v->m;
+    float x = S(v, 16), y = S(v, TOPBAR + 12);
+    char b[128], c[64];
+    uint64_t cyc = m->t_end - m->t_min;
+    vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "run");
+    y += line_h(v, VW_FONT_UI) + S(v, 2);
+    fmt_big(c, sizeof c, cyc);
+    kv(v, o, x, &y, "cycles", c);
+    snprintf(b, sizeof b, "%.2f µs", (double)cyc / (m->meta->clock_ghz > 0 ? m->meta->clock_ghz : 1) / 1e3);
+    kv(v, o, x, &y, "time", b);
+    snprintf(b, sizeof b, "%u", m->ncores);
+    kv(v, o, x, &y, "cores", b);
+    fmt_big(c, sizeof c, m->n_events);
+    kv(v, o, x, &y, "events", c);
+    fmt_big(c, sizeof c, m->n_insn);
+    kv(v, o, x, &y, "instructions", c);
+    snprintf(b, sizeof b, "%.3f s", m->load_seconds);
+    kv(v, o, x, &y, "trace load", b);
+    y += S(v, 8);
+    vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "pipes (all cores)        busy      util    insns     stall");
+    y += line_h(v, VW_FONT_UI) + S(v, 2);
+    uint64_t stall_by[8] = {0};
+    for (unsigned p = 0; p < TRC_NPIPES; p++) {
+        uint64_t busy = 0, n = 0, st = 0;
+        for (uint32_t k = 0; k < m->ncores; k++) {
+            const vw_track *t = vw_track_at(m, k, p);
+            busy += t->cum[t->n];
+            n += t->n;
+            for (size_t i = 0; i < t->ns; i++) {
+                st += t->stall[i].dur;
+                unsigned cs = t->stall[i].op == VW_CAUSE_FLAG ? 6 : t->stall[i].op == VW_CAUSE_BARRIER ? 7
+                              : NPU_MIN(t->stall[i].op, 5u);
+                stall_by[cs] += t->stall[i].dur;
+            }
+        }
+        char bz[32], nn[32], ss[32];
+        fmt_cyc(bz, sizeof bz, (double)busy);
+        fmt_cyc(nn, sizeof nn, (double)n);
+        fmt_cyc(ss, sizeof ss, (double)st);
+        snprintf(b, sizeof b, "%-6s %9s  %6.1f%%  %7s  %8s", trc_pipe_name(p), bz,
+                 100.0 * busy / ((double)cyc * m->ncores), nn, ss);
+        vw_rect(o, x, y + S(v, 3), S(v, 8), line_h(v, VW_FONT_MONO) - S(v, 6), vw_pipe_base_color(p));
+        vw_text(o, x + S(v, 14), y, VW_FONT_MONO, C_TEXT, b);
+        y += line_h(v, VW_FONT_MONO) + S(v, 1);
+    }
+    y += S(v, 8);
+    vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "stall cycles by cause");
+    y += line_h(v, VW_FONT_UI) + S(v, 2);
+    for (unsigned i = 0; i < 8; i++) {
+        if (!stall_by[i])
+            continue;
+        fmt_big(c, sizeof c, stall_by[i]);
+        kv(v, o, x, &y, vw_cause_name(m, i == 6 ? VW_CAUSE_FLAG : i == 7 ? VW_CAUSE_BARRIER : i), c);
+    }
+    y += S(v, 8);
+    if (m->nctr) {
+        vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "counters (sum over units)");
+        y += line_h(v, VW_FONT_UI) + S(v, 2);
+        for (size_t i = 0; i < m->nctr && y < v->h - S(v, 40); i++) {
+            double s = 0;
+            for (size_t k = 0; k < m->ctr[i].nbins; k++)
+                s += m->ctr[i].bin[k];
+            fmt_big(c, sizeof c, (uint64_t)s);
+            kv(v, o, x, &y, m->ctr[i].name, c);
+        }
+    }
+    /* roofline, log-log: ops/cycle against ops/byte */
+    float rx = NPU_MAX((float)v->w * 0.48f, S(v, 520)), ry = S(v, TOPBAR + 40);
+    float rw = (float)v->w - rx - S(v, 30), rh = NPU_MIN((float)v->h - ry - S(v, 70), rw * 0.75f);
+    if (rw < S(v, 150) || rh < S(v, 100))
+        return;
+    vw_text(o, rx, ry - S(v, 26), VW_FONT_UI, C_ACCENT, "roofline (chip)");
+    vw_rect(o, rx, ry, rw, rh, 0x22262CFF);
+    double P = m->peak_ops_per_cycle, B = m->peak_bytes_per_cycle;
+    double ridge = P / B;
+    double lx0 = log10(ridge) - 3, lx1 = log10(ridge) + 2, ly1 = log10(P) + 0.5, ly0 = ly1 - 5;
+#define RX(ai) (rx + (float)((log10(ai) - lx0) / (lx1 - lx0)) * rw)
+#define RY(op) (ry + rh - (float)((log10(op) - ly0) / (ly1 - ly0)) * rh)
+    for (int d = (int)ceil(lx0); d <= (int)floor(lx1); d++) {
+        float gx = RX(pow(10, d));
+        vw_line(o, gx, ry, gx, ry + rh, C_GRID);
+        snprintf(b, sizeof b, "1e%d", d);
+        vw_text(o, gx - S(v, 8), ry + rh + S(v, 4), VW_FONT_SMALL, C_DIM, b);
+    }
+    for (int d = (int)ceil(ly0); d <= (int)floor(ly1); d++) {
+        float gy = RY(pow(10, d));
+        vw_line(o, rx, gy, rx + rw, gy, C_GRID);
+        snprintf(b, sizeof b, "1e%d", d);
+        vw_text(o, rx - S(v, 34), gy - S(v, 7), VW_FONT_SMALL, C_DIM, b);
+    }
+    vw_text(o, rx + rw / 2 - S(v, 120), ry + rh + S(v, 22), VW_FONT_SMALL, C_DIM,
+            "arithmetic intensity (ops / GM byte)");
+    vw_text(o, rx, ry - S(v, 12) - S(v, 2), VW_FONT_SMALL, C_DIM, "ops / cycle");
+    /* the roofs: bandwidth slope up to the ridge, compute flat after it */
+    double a0 = pow(10, lx0), a1 = pow(10, lx1);
+    vw_clip(o, rx, ry, rw, rh);
+    vw_line(o, RX(a0), RY(a0 * B), RX(ridge), RY(P), 0x5C8FCCFF);
+    vw_line(o, RX(a0), RY(a0 * B) - 1, RX(ridge), RY(P) - 1, 0x5C8FCCFF);
+    vw_line(o, RX(ridge), RY(P), RX(a1), RY(P), 0x8C7BC4FF);
+    vw_line(o, RX(ridge), RY(P) - 1, RX(a1), RY(P) - 1, 0x8C7BC4FF);
+    vw_unclip(o);
+    snprintf(b, sizeof b, "compute %.3g ops/cyc", P);
+    vw_text(o, RX(ridge) + S(v, 6), RY(P) + S(v, 4), VW_FONT_SMALL, 0xB0A4E0FF, b);
+    snprintf(b, sizeof b, "HBM %.3g B/cyc", B);
+    vw_text(o, RX(ridge / 30) + S(v, 4), RY(ridge / 30 * B) - S(v, 2), VW_FONT_SMALL, 0x8FB5E0FF, b);
+    /* points: the kernel, and the selected range */
+    for (int pass = 0; pass < 1 + v->has_range; pass++) {
+        uint64_t a = pass ? v->r0 : m->t_min, z = pass ? v->r1 : m->t_end;
+        double mb = 0;
+        for (uint32_t k = 0; k < m->ncores; k++)
+            mb += (double)vw_track_busy(vw_track_at(m, k, TRC_PIPE_M), a, z);
+        double ops = mb * m->cube_ops_per_busy_cycle, bytes = bytes_in(m, a, z), cy = (double)(z - a);
+        if (ops <= 0 || bytes <= 0 || cy <= 0) {
+            vw_text(o, rx + S(v, 8), ry + S(v, 8) + pass * S(v, 16), VW_FONT_SMALL, C_DIM,
+                    pass ? "range: no cube work or no GM bytes" : "kernel: no cube work or no GM bytes in the trace");
+            continue;
+        }
+        double ai = ops / bytes, perf = ops / cy;
+        float px = RX(NPU_MAX(ai, a0)), py = RY(NPU_MAX(perf, pow(10, ly0)));
+        uint32_t col = pass ? 0x61AFEFFF : C_ACCENT;
+        vw_rect(o, px - S(v, 5), py - S(v, 5), S(v, 10), S(v, 10), col);
+        snprintf(b, sizeof b, "%s  AI %.3g  %.3g ops/cyc (%.1f%% of roof)", pass ? "range" : m->meta->kernel ? m->meta->kernel : "kernel",
+                 ai, perf, 100 * perf / NPU_MIN(P, ai * B));
+        vw_text(o, px + S(v, 9), py - S(v, 8), VW_FONT_SMALL, col, b);
+    }
+    vw_text(o, rx, ry + rh + S(v, 40), VW_FONT_SMALL, C_DIM,
+            "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");
+#undef RX
+#undef RY
+}
+
+/* ---- help, status, frame ------------------------------------------------------- */
+static void draw_help(vw_view *v, vw_cmds *o)
+{
+    static const char *const k[][2] = {
+        { "wheel / W S", "zoom at the cursor / at the centre" },
+        { "drag / A D", "pan" },
+        { "shift + drag", "select a time range (table and flame graph follow)" },
+        { "click", "details of a box and the arrows of its flags" },
+        { "click core name", "collapse / expand the core" },
+        { "F", "fit the selection (range, box) or the whole run" },
+        { "/ then Enter", "search opcode, label, function or 0xPC; Enter: next, shift+Enter: previous" },
+        { "1 2 3 4 / Tab", "timeline, flame graph, hotspots, counters" },
+        { "T / I", "flame: busy or stall cycles / icicle or flame" },
+        { "K", "hotspots: functions, labels, pcs, opcodes" },
+        { "C", "collapse or expand all cores" },
+        { "Esc", "clear selection, zoom out of the flame graph, close this help" },
+        { "? / Q", "this help / quit" },
+    };
+    int n = (int)NPU_ARRAY_LEN(k);
+    float lh = (float)line_h(v, VW_FONT_UI) + S(v, 4), w = S(v, 640), h = n * lh + S(v, 50);
+    float x = ((float)v->w - w) / 2, y = ((float)v->h - h) / 2;
+    vw_rect(o, 0, 0, (float)v->w, (float)v->h, 0x00000080);
+    vw_rect(o, x, y, w, h, 0x2B3038FF);
+    vw_rect(o, x, y, w, S(v, 2), C_ACCENT);
+    vw_text(o, x + S(v, 16), y + S(v, 12), VW_FONT_UI, C_ACCENT, "npuview keys");
+    for (int i = 0; i < n; i++) {
+        vw_text(o, x + S(v, 16), y + S(v, 40) + i * lh, VW_FONT_MONO, C_TEXT, k[i][0]);
+        vw_text(o, x + S(v, 170), y + S(v, 40) + i * lh, VW_FONT_UI, C_DIM, k[i][1]);
+    }
+}
+
+void vw_draw(vw_view *v, vw_cmds *o)
+{
+    vw_cmds_reset(o);
+    vw_rect(o, 0, 0, (float)v->w, (float)v->h, C_BG);
+    switch (v->tab) {
+    case VW_TAB_TIMELINE: draw_timeline(v, o); break;
+    case VW_TAB_FLAME: draw_flame(v, o); break;
+    case VW_TAB_HOTSPOTS: draw_hotspots(v, o); break;
+    default: draw_counters(v, o); break;
+    }
+    draw_topbar(v, o);
+    float sy = (float)v->h - S(v, STATUS);
+    vw_rect(o, 0, sy, (float)v->w, S(v, STATUS), C_PANEL);
+    vw_line(o, 0, sy, (float)v->w, sy, C_GRID);
+    char b[256];
+    if (v->searching)
+        snprintf(b, sizeof b, "/%s_", v->query);
+    else if (v->status[0])
+        snprintf(b, sizeof b, "%s", v->status);
+    else
+        snprintf(b, sizeof b, "?: keys   /: search   shift+drag: select range   F: fit   wheel: zoom   drag: pan");
+    vw_text(o, S(v, 8), sy + (S(v, STATUS) - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL,
+            v->searching ? C_ACCENT : C_DIM, b);
+    if (v->tab == VW_TAB_TIMELINE) {
+        char a[32], z[32];
+        fmt_cyc(a, sizeof a, v->t0);
+        fmt_cyc(z, sizeof z, v->t1 - v->t0);
+        snprintf(b, sizeof b, "view %s + %s cycles", a, z);
+        vw_text(o, (float)v->w - text_w(v, VW_FONT_SMALL, b) - S(v, 10),
+                sy + (S(v, STATUS) - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, C_DIM, b);
+    }
+    if (v->help)
+        draw_help(v, o);
+}
+
+/* ---- the command list ------------------------------------------------------------ */
+static vw_cmd *cmd_push(vw_cmds *l)
+{
+    if (l->oom)
+        return NULL;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 4096;
+        vw_cmd *q = npu_realloc(l->c, nc * sizeof *q);
+        if (!q) {
+            l->oom = 1;
+            return NULL;
+        }
+        l->c = q;
+        l->cap = nc;
+    }
+    return &l->c[l->n++];
+}
+
+void vw_cmds_reset(vw_cmds *l) { l->n = 0; l->slen = 0; l->oom = 0; }
+void vw_cmds_free(vw_cmds *l) { npu_free(l->c); npu_free(l->str); memset(l, 0, sizeof *l); }
+
+void vw_rect(vw_cmds *l, float x, float y, float w, float h, uint32_t rgba)
+{
+    if (w <= 0 || h <= 0 || !(rgba & 255))
+        return;
+    vw_cmd *c = cmd_push(l);
+    if (c)
+        *c = (vw_cmd){ VW_CMD_RECT, 0, rgba, x, y, w, h, 0 };
+}
+void vw_line(vw_cmds *l, float x0, float y0, float x1, float y1, uint32_t rgba)
+{
+    vw_cmd *c = cmd_push(l);
+    if (c)
+        *c = (vw_cmd){ VW_CMD_LINE, 0, rgba, x0, y0, x1, y1, 0 };
+}
+void vw_clip(vw_cmds *l, float x, float y, float w, float h)
+{
+    vw_cmd *c = cmd_push(l);
+    if (c)
+        *c = (vw_cmd){ VW_CMD_CLIP, 0, 0, x, y, w > 0 ? w : 0.001f, h > 0 ? h : 0.001f, 0 };
+}
+void vw_unclip(vw_cmds *l)
+{
+    vw_cmd *c = cmd_push(l);
+    if (c)
+        *c = (vw_cmd){ VW_CMD_CLIP, 0, 0, 0, 0, 0, 0, 0 };
+}
+void vw_text(vw_cmds *l, float x, float y, int font, uint32_t rgba, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (n == 1 || l->oom)
+        return;
+    if (l->slen + n > l->scap) {
+        size_t nc = l->scap ? l->scap * 2 : 65536;
+        while (nc < l->slen + n)
+            nc *= 2;
+        char *q = npu_realloc(l->str, nc);
+        if (!q) {
+            l->oom = 1;
+            return;
+        }
+        l->str = q;
+        l->scap = nc;
+    }
+    vw_cmd *c = cmd_push(l);
+    if (!c)
+        return;
+    memcpy(l->str + l->slen, s, n);
+    *c = (vw_cmd){ VW_CMD_TEXT, (uint8_t)font, rgba, x, y, 0, 0, (uint32_t)l->slen };
+    l->slen += n;
+}

@@ -1,0 +1,284 @@
+/* vw.h — npuview, the SDL2 trace viewer: the one public header of viewer/.
+ *
+ * Three layers, so that everything but the last is plain C testable without
+ * a window (STYLE.md rule 11):
+ *   vw_model  the trace loaded once through traces/trace.h into per-track
+ *             sorted arrays (boxes, stalls, counter bins, HBM ticks), with
+ *             prefix sums and interned call stacks, so that any frame is
+ *             O(pixels x log events) and never O(events);
+ *   vw_view   the view state (tab, zoom, pan, selection, search, hover,
+ *             collapsed cores) with its layout and hit testing; events
+ *             (SDL_Event) change it through vw_handle_event;
+ *   vw_cmds   the UI's output: a list of draw commands (rect, text, line,
+ *             clip) that vw_backend_draw turns into batched SDL_RenderGeometry
+ *             calls with cached text textures.
+ * vw_app ties them to a window, a surface (--screenshot) or a benchmark. */
+#ifndef VW_H
+#define VW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/npu_util.h"
+#include "traces/trace.h"
+
+/* ---- the model ------------------------------------------------------------ */
+
+/* One interval on a track: an instruction (op = opcode) or a stall
+ * (op = cause; FLAG_WAIT and BARRIER become stalls with a synthetic cause). */
+typedef struct vw_box {
+    uint64_t t0;
+    uint32_t dur;       /* cycles (clamped to 2^32-1) */
+    uint32_t pc;        /* low 32 bits of the pc (traces stay far below 4 GiB) */
+    uint16_t op;
+    uint16_t stack;     /* interned call stack (vw_model.stacks), 0 = kernel only */
+} vw_box;
+
+typedef struct vw_track {
+    vw_box *box;        /* instructions, sorted by t0 */
+    uint64_t *cum;      /* cum[i] = busy cycles of box[0..i) (n+1 entries) */
+    uint32_t maxdur;    /* longest box: binary searches back off by it */
+    size_t n, cap;
+    vw_box *stall;      /* stalls, sorted by t0 */
+    size_t ns, caps;
+    uint32_t maxsdur;
+} vw_track;
+
+/* A flag hand-off: set on (core, src) at t_set, released the wait on dst at
+ * t_wait (0 = never seen). Used for the flow arrows of a clicked box. */
+typedef struct vw_flow {
+    uint32_t core;
+    uint8_t src, dst, id, pad_;
+    uint64_t t_set, t_wait0, t_wait1;
+} vw_flow;
+
+/* A counter as a rate: the summed deltas of all units per bin of `width`
+ * cycles (bins are the trace's counter interval). */
+typedef struct vw_counter {
+    const char *name;
+    double *bin;        /* delta per bin */
+    size_t nbins;
+    double max_rate;    /* per cycle */
+} vw_counter;
+
+typedef struct vw_tick { uint64_t t; uint8_t cmd; } vw_tick;
+typedef struct vw_lane_hbm { vw_tick *v; size_t n, cap; } vw_lane_hbm;
+
+/* An interned stack: parent + frame name (function or label), depth. */
+typedef struct vw_frame {
+    int32_t parent;
+    const trc_symbol *sym;  /* function or label (owned by the reader); NULL = kernel root */
+} vw_frame;
+
+#define VW_CAUSE_FLAG 0xFFF0u     /* op of a stall made from FLAG_WAIT */
+#define VW_CAUSE_BARRIER 0xFFF1u  /* op of a stall made from BARRIER */
+
+typedef struct vw_model {
+    trc_reader *r;
+    const trc_meta *meta;
+    uint32_t ncores;
+    vw_track *tracks;           /* ncores x TRC_NPIPES */
+    vw_flow *flows; size_t nflows, capflows;
+    vw_counter *ctr; size_t nctr;
+    uint64_t ctr_width;
+    vw_lane_hbm *hbm; uint32_t nhbm;  /* channel x pseudo-channel lanes */
+    vw_frame *stacks; size_t nstacks, capstacks;
+    uint64_t t_min, t_end;
+    uint64_t n_events, n_insn, n_stall;
+    uint64_t mem_bytes;         /* sum of MEM bytes (for the roofline) */
+    double load_seconds;
+    /* roofline roofs from the embedded config */
+    double peak_ops_per_cycle;  /* chip, 2 x MACs */
+    double peak_bytes_per_cycle;
+    double cube_ops_per_busy_cycle; /* per core */
+} vw_model;
+
+/* Load a trace. Damage in chunks is not an error (the rest loads); a trace
+ * whose header is bad, or with no events at all, is. */
+npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d);
+npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d); /* takes r */
+void vw_model_free(vw_model *m);
+static inline vw_track *vw_track_at(const vw_model *m, uint32_t core, unsigned pipe)
+{ return &m->tracks[(size_t)core * TRC_NPIPES + pipe]; }
+/* First box with end > t (boxes of a track may overlap by up to maxdur). */
+size_t vw_track_first(const vw_box *b, size_t n, uint32_t maxdur, uint64_t t);
+/* Busy cycles of the track inside [a, b). */
+uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
+const char *vw_op_name(const vw_model *m, unsigned op);
+const char *vw_cause_name(const vw_model *m, unsigned cause);
+/* Name of the innermost frame of a stack ("kernel" for the root). */
+const char *vw_stack_name(const vw_model *m, uint32_t stack);
+
+/* ---- aggregates (flame graph, hotspots, range table) ---------------------- */
+
+typedef struct vw_fnode {
+    char name[48];
+    int32_t parent, child, next;    /* first child / next sibling, -1 = none */
+    uint64_t w;                     /* inclusive weight (cycles) */
+    uint32_t depth;
+    int pipe;                       /* pipe of pipe / opcode frames, -1 for stack frames */
+} vw_fnode;
+
+typedef struct vw_flame {
+    vw_fnode *n; size_t count, cap;
+    uint32_t max_depth;
+    int stalls;
+} vw_flame;
+
+/* Flame tree of [t0, t1) (t1 0 = all): kernel -> functions -> label -> pipe
+ * -> opcode, weighted by busy cycles, or stall cycles (-> cause) if stalls. */
+npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stalls,
+                          vw_flame *f, npu_diag *d);
+void vw_flame_free(vw_flame *f);
+
+typedef enum vw_hkey { VW_HK_FUNC, VW_HK_LABEL, VW_HK_PC, VW_HK_OPCODE, VW_HK__N } vw_hkey;
+typedef struct vw_hrow {
+    char name[64];
+    uint64_t key, count, busy, stall;
+    unsigned pipe;      /* for per-pipe rows */
+} vw_hrow;
+typedef struct vw_table { vw_hrow *row; size_t n, cap; uint64_t total_busy, total_stall; } vw_table;
+/* Hotspots over [t0, t1): one row per function / label / pc / opcode.
+ * sort_col: 0 name, 1 count, 2 busy, 3 stall (descending except name). */
+npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
+                       npu_diag *d);
+void vw_table_sort(vw_table *t, int sort_col);
+/* The range aggregate: one row per (pipe, opcode) in [t0, t1), by pipe then busy. */
+npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d);
+void vw_table_free(vw_table *t);
+
+/* ---- draw commands ---------------------------------------------------------- */
+typedef enum vw_cmd_kind { VW_CMD_RECT, VW_CMD_TEXT, VW_CMD_LINE, VW_CMD_CLIP } vw_cmd_kind;
+enum { VW_FONT_UI = 0, VW_FONT_MONO = 1, VW_FONT_SMALL = 2, VW_NFONTS = 3 };
+typedef struct vw_cmd {
+    uint8_t kind, font;
+    uint32_t color;     /* 0xRRGGBBAA */
+    float x, y, w, h;   /* LINE: (x,y) -> (w,h) = second point; CLIP w=0: unclip */
+    uint32_t text;      /* offset of the NUL-terminated text in vw_cmds.str */
+} vw_cmd;
+typedef struct vw_cmds {
+    vw_cmd *c; size_t n, cap;
+    char *str; size_t slen, scap;
+    int oom;
+} vw_cmds;
+void vw_cmds_reset(vw_cmds *l);
+void vw_cmds_free(vw_cmds *l);
+void vw_rect(vw_cmds *l, float x, float y, float w, float h, uint32_t rgba);
+void vw_line(vw_cmds *l, float x0, float y0, float x1, float y1, uint32_t rgba);
+void vw_text(vw_cmds *l, float x, float y, int font, uint32_t rgba, const char *s);
+void vw_clip(vw_cmds *l, float x, float y, float w, float h);
+void vw_unclip(vw_cmds *l);
+
+/* Text measurement is the backend's (fonts); the UI asks through this hook.
+ * Without one (tests of layout) a fixed advance of 0.6 x size is assumed. */
+typedef struct vw_textm {
+    void *ctx;
+    int (*width)(void *ctx, int font, const char *s);
+    int line_h[VW_NFONTS];
+} vw_textm;
+
+/* ---- the view --------------------------------------------------------------- */
+typedef enum vw_tab { VW_TAB_TIMELINE, VW_TAB_FLAME, VW_TAB_HOTSPOTS, VW_TAB_COUNTERS, VW_NTABS } vw_tab;
+
+typedef struct vw_hit {     /* what is under a point of the timeline */
+    int kind;               /* 0 none, 1 box, 2 stall, 3 core header, 4 flame node, 5 tab,
+                               6 table header, 7 overview, 8 hotspot key button */
+    uint32_t core; unsigned pipe;
+    size_t index;           /* box / stall index, flame node, tab, column */
+} vw_hit;
+
+typedef struct vw_search_hit { uint32_t core; uint8_t pipe; size_t index; } vw_search_hit;
+
+typedef struct vw_view {
+    const vw_model *m;
+    int w, h;               /* drawable size in pixels */
+    float scale;            /* HiDPI factor: layout sizes are multiplied by it */
+    vw_tab tab;
+    double t0, t1;          /* visible time window (cycles, fractional) */
+    uint8_t *collapsed;     /* per core */
+    float scroll_y;         /* lane scroll (pixels) */
+    /* mouse */
+    int mx, my, drag, drag_select, dragged;
+    double drag_t, drag_x;  /* time and x where a drag started */
+    float drag_sy;
+    int dy0;
+    /* selection */
+    int has_range; uint64_t r0, r1;
+    int has_sel; vw_hit sel;
+    /* search */
+    int searching;          /* the / prompt is open */
+    char query[64];
+    vw_search_hit *hits; size_t nhits, hit_cur;
+    /* flame */
+    int flame_stalls, flame_icicle;
+    int32_t flame_zoom;     /* zoomed node, -1 = root */
+    vw_flame flame;
+    int flame_dirty;
+    uint64_t flame_r0, flame_r1;
+    /* hotspots */
+    vw_hkey hkey; int hsort;
+    vw_table htab; int htab_dirty;
+    vw_table rtab; int rtab_dirty;
+    int help, quit;
+    vw_textm tm;
+    char status[160];       /* last message (search result, errors) */
+} vw_view;
+
+npu_status vw_view_init(vw_view *v, const vw_model *m, int w, int h, float scale, npu_diag *d);
+void vw_view_free(vw_view *v);
+void vw_view_resize(vw_view *v, int w, int h, float scale);
+/* Layout: pixel rows of the lane area, x range of the time area. */
+float vw_time_x0(const vw_view *v);
+float vw_time_x1(const vw_view *v);
+double vw_x_to_t(const vw_view *v, double x);
+double vw_t_to_x(const vw_view *v, double t);
+void vw_zoom_at(vw_view *v, double x, double factor); /* factor < 1 zooms in */
+void vw_pan_px(vw_view *v, double dx);
+void vw_fit(vw_view *v);          /* selection (range or box) or the whole run */
+void vw_set_range(vw_view *v, uint64_t r0, uint64_t r1);
+/* Search: sets hits (opcode name, label / function name, or pc "0x..." ) and
+ * jumps to the first; vw_search_next steps (wraps). Returns the hit count. */
+size_t vw_search(vw_view *v, const char *query);
+void vw_search_next(vw_view *v, int dir);
+vw_hit vw_hit_test(vw_view *v, int x, int y);
+/* Build this frame's commands. */
+void vw_draw(vw_view *v, vw_cmds *out);
+
+/* SDL events: defined in ui.c (the only file of the view that sees SDL). */
+union SDL_Event;
+void vw_handle_event(vw_view *v, const union SDL_Event *e);
+
+/* ---- colours ----------------------------------------------------------------- */
+uint32_t vw_pipe_color(unsigned pipe, unsigned op);  /* a family per pipe, shade per opcode */
+uint32_t vw_pipe_base_color(unsigned pipe);
+
+/* ---- backend and app (SDL) -------------------------------------------------- */
+typedef struct vw_backend vw_backend;
+struct SDL_Renderer;
+/* fonts at pt sizes scaled by scale; font_dir NULL = search. */
+vw_backend *vw_backend_new(struct SDL_Renderer *ren, float scale, npu_diag *d);
+void vw_backend_free(vw_backend *b);
+void vw_backend_textm(vw_backend *b, vw_textm *tm);
+void vw_backend_draw(vw_backend *b, const vw_cmds *l);
+/* The font file used for UI text (for docs and tests). */
+const char *vw_backend_font_path(const vw_backend *b);
+
+typedef struct vw_shot_opts {
+    int w, h;
+    vw_tab tab;
+    int has_range; uint64_t r0, r1;
+    float scale;
+} vw_shot_opts;
+/* Render one frame of the model into a new RGBA surface (a software
+ * renderer: no display needed). *out is an SDL_Surface*. */
+npu_status vw_render_surface(const vw_model *m, const vw_shot_opts *o, void **out, npu_diag *d);
+/* Same, driven with a view the caller prepared (tests of interaction). */
+npu_status vw_render_view(vw_view *v, void **out, npu_diag *d);
+npu_status vw_screenshot(const vw_model *m, const vw_shot_opts *o, const char *png, npu_diag *d);
+/* Load time and frame-time percentiles over a scripted zoom/pan sequence,
+ * as a JSON object appended to b. */
+npu_status vw_bench(const char *path, int w, int h, npu_buf *b, npu_diag *d);
+/* The interactive window. Returns when the user quits. */
+npu_status vw_run_window(const vw_model *m, int w, int h, npu_diag *d);
+
+#endif
