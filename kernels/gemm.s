@@ -97,13 +97,19 @@
     .error "BM must be a multiple of 16, BN and BK multiples of 32"
 .endif
 
+.ifndef BKL
+    .equ BKL, 2 * BK                    # k of an L1 step: two L0 sub-steps
+.endif
+.if (BKL != BK) && (BKL != 2 * BK)
+    .error "BKL must be BK or 2 * BK"
+.endif
     .equ PA, BM * 32                    # L1A column-block pitch (BM lines)
-    .equ PB, BK * 32                    # L1B column-block pitch (BK lines)
+    .equ PB, BKL * 32                   # L1B column-block pitch (BKL lines)
     .equ BSTEP, 512 * (3 - ESZ)         # L0B bytes per L1 column block (1 or 2 fractals)
     .equ L1A, 0
-    .equ L1A_SLOT, BM * BK * ESZ
+    .equ L1A_SLOT, BM * BKL * ESZ
     .equ L1B, 2 * L1A_SLOT
-    .equ L1B_SLOT, BK * BN * ESZ
+    .equ L1B_SLOT, BKL * BN * ESZ
     .equ L0A_SLOT, BM * BK * ESZ
     .equ L0B_SLOT, BK * BN * ESZ
     .equ L0C_SLOT, BM * BN * 4
@@ -159,48 +165,32 @@
 .endm
 
 # Register map:
-#   s0 coreid  s1 corenum  s2 A  s3 B  s4 C  s5 m  s6 n  s7 k
-#   s8 tile index  s9 tiles  s10 NT (tiles along n)  s11 KT (k steps)
-#   a0 m0  a1 n0  a2 rows of the tile  a3 columns of the tile  a4 k step
-#   a5 slot parity  a6 A nd2nz strides  a7 B nd2nz strides
+#   s0 coreid, then the k of the current L1 step  s1 corenum  s2 A  s3 B  s4 C  s5 m  s6 n  s7 k
+#   s8 tile index  s9 tiles  s10 NT (tiles along n)  s11 KT (L1 steps)
+#   a0 m0  a1 n0  a2 rows of the tile  a3 columns of the tile  a4 L1 step
+#   a5 L1 slot parity  a6 A nd2nz strides  a7 B nd2nz strides
 #   t0..t6 gp tp sp: scratch
 
-# One k step in L1/L0 slot \s of a tile in L0C slot \c.
-.macro kstep s, c
+# L0 sub-step \j (0: k [0, BK) of the L1 step, 1: [BK, 2 BK)) of an L1
+# step in L1 slot \s1, for a tile in L0C slot \c. L0 slot = \j.
+.macro l0step j, s1, c
     li t0, BK
-    mul t1, a4, t0                      # k0
-    sub t2, s7, t1
-    min t2, t2, t0                      # kk: k of this step
-    # ---- MTE2: A rows into L1A[s] in ZZ order, B into L1B[s] (NZ)
-    mul t3, a0, s7
-    add t3, t3, t1
-    slli t3, t3, LOGESZ
-    add t3, t3, s2                      # &A[m0][k0]
-    slli t5, t2, LOGESZ + 16
-    or t5, t5, a2                       # mt rows of kk*ESZ bytes
-    li gp, L1A + \s * L1A_SLOT
-    wait_flag MTE1, MTE2, \s
-    ldnz gp, t3, t5, a6                 # NZ: k block k1 at k1 * PA
-    mul t3, t1, s6
-    add t3, t3, a1
-    slli t3, t3, LOGESZ
-    add t3, t3, s3                      # &B[k0][n0]
-    slli sp, a3, LOGESZ + 16
-    or sp, sp, t2                       # kk rows of nt*ESZ bytes
-    li gp, L1B + \s * L1B_SLOT
-    ldnz gp, t3, sp, a7
-    set_flag MTE2, MTE1, \s
-    # ---- MTE1: L1 -> L0A (one burst), L1 -> L0B (trans per column block)
-    wait_flag MTE2, MTE1, \s
-    wait_flag M, MTE1, \s
+.if \j == 0
+    min t2, s0, t0                      # kk: k of this sub-step
+.else
+    addi t2, s0, -BK
+    min t2, t2, t0
+.endif
+    # ---- MTE1: the sub-step's k blocks of L1A -> L0A (ZZ), L1B -> L0B (.trans)
+    wait_flag M, MTE1, \j               # L0[j] free
     ceilshr t4, t2, LOGC0               # KA1 = ceil(kk / C0)
     ceilshr t3, a2, 4                   # M1
     li t5, 512 << 16
     or t5, t5, t3                       # M1 fractals of a k block ...
     slli t6, t4, 9 + 32
     ori t6, t6, 512                     # ... to (m1 * KA1 + k1) * 512
-    li gp, \s * L0A_SLOT
-    li tp, L1A + \s * L1A_SLOT
+    li gp, \j * L0A_SLOT
+    li tp, L1A + \s1 * L1A_SLOT + \j * (BK >> LOGC0) * PA
 .Lat_\@:
     mov.l12l0a gp, tp, t5, t6
     addi gp, gp, 512
@@ -222,35 +212,72 @@
     slli sp, t3, 10 + 32                # dst stride 2 NB * 512
     ori sp, sp, 1024
 .endif
-    li gp, \s * L0B_SLOT
-    li tp, L1B + \s * L1B_SLOT
+    li gp, \j * L0B_SLOT
+    li tp, L1B + \s1 * L1B_SLOT + \j * BK * 32
 .Lbt_\@:
     ltrans gp, tp, t5, sp
     addi gp, gp, BSTEP
     addi tp, tp, PB
     addi t3, t3, -1
     bnez t3, .Lbt_\@
-    set_flag MTE1, MTE2, \s
-    set_flag MTE1, M, \s
-    # ---- M: mmad, init on the first k step
-    wait_flag MTE1, M, \s
+    set_flag MTE1, M, \j
+    # ---- M: mmad, init on the first sub-step of the first L1 step
+    wait_flag MTE1, M, \j
 .if ESZ == 1
     ceilshr t3, a3, 5
     slli t3, t3, 5 + 32                 # n padded to 32 (even N1 for the 32x32 units)
 .else
     slli t3, a3, 32
 .endif
+.if \j == 0
     sltiu t4, a4, 1
     slli t4, t4, 48
     or t3, t3, t4
+.endif
     slli t4, t2, 16
     or t3, t3, t4
     or t3, t3, a2                       # m | k << 16 | n << 32 | init << 48
-    li gp, \s * L0A_SLOT
-    li tp, \s * L0B_SLOT
+    li gp, \j * L0A_SLOT
+    li tp, \j * L0B_SLOT
     li sp, \c * L0C_SLOT
     mm sp, gp, tp, t3
-    set_flag M, MTE1, \s
+    set_flag M, MTE1, \j
+.endm
+
+# One L1 step (BKL = 2 BK of k) in L1 slot \s1 of a tile in L0C slot \c.
+.macro l1step s1, c
+    li t0, BKL
+    mul t1, a4, t0                      # k0 of the L1 step
+    sub s0, s7, t1
+    min s0, s0, t0                      # kk1: its k
+    # ---- MTE2: A[m0:+mt, k0:+kk1] -> L1A[s1] (NZ), B[k0:+kk1, n0:+nt] -> L1B[s1] (NZ)
+    mul t3, a0, s7
+    add t3, t3, t1
+    slli t3, t3, LOGESZ
+    add t3, t3, s2                      # &A[m0][k0]
+    slli t5, s0, LOGESZ + 16
+    or t5, t5, a2                       # mt rows of kk1*ESZ bytes
+    li gp, L1A + \s1 * L1A_SLOT
+    wait_flag MTE1, MTE2, \s1           # L1[s1] free
+    ldnz gp, t3, t5, a6                 # k block k1 at k1 * PA
+    mul t3, t1, s6
+    add t3, t3, a1
+    slli t3, t3, LOGESZ
+    add t3, t3, s3                      # &B[k0][n0]
+    slli sp, a3, LOGESZ + 16
+    or sp, sp, s0                       # kk1 rows of nt*ESZ bytes
+    li gp, L1B + \s1 * L1B_SLOT
+    ldnz gp, t3, sp, a7                 # column block nb at nb * PB, kk1 lines
+    set_flag MTE2, MTE1, \s1
+    wait_flag MTE2, MTE1, \s1
+    l0step 0, \s1, \c
+.if BKL > BK
+    li t0, BK
+    bge t0, s0, .Lone_\@
+    l0step 1, \s1, \c
+.Lone_\@:
+.endif
+    set_flag MTE1, MTE2, \s1
 .endm
 
 # One tile of C in L0C slot \c (s8 = its index).
@@ -269,10 +296,10 @@
     li a4, 0
 .Lk_\@:
     bnez a5, .Lka_\@
-    kstep 0, \c
+    l1step 0, \c
     j .Lkb_\@
 .Lka_\@:
-    kstep 1, \c
+    l1step 1, \c
 .Lkb_\@:
     xori a5, a5, 1
     addi a4, a4, 1
@@ -312,9 +339,9 @@ main:
     addi s10, s6, BN - 1
     divu s10, s10, t0                   # NT
     mul s9, t1, s10
-    li t0, BK
-    addi s11, s7, BK - 1
-    divu s11, s11, t0                   # KT
+    li t0, BKL
+    addi s11, s7, BKL - 1
+    divu s11, s11, t0                   # KT: L1 steps
     slli t0, s7, LOGESZ
     li a6, PA << 32
     or a6, a6, t0                       # A: src row pitch k*ESZ, dst block pitch PA
@@ -323,16 +350,27 @@ main:
     or a7, a7, t0                       # B: src row pitch n*ESZ, dst pitch PB
     li a5, 0
 .if ESZ == 1
+    .equ ZCH, 32768                     # zero the L1 B slots in 32 KB copies
+  .if L1B_SLOT < ZCH
+    .set ZCH, L1B_SLOT
+  .endif
     li t0, 0
-    vcfg t1, L1B_SLOT / 256
-    vdup.s32 t0, zero, t1               # 32 KB of zeros in UB
+    vcfg t1, ZCH / 256
+    vdup.s32 t0, zero, t1               # ZCH bytes of zeros in UB
     set_flag V, MTE3, 0
     wait_flag V, MTE3, 0
-    dmacfg t1, 1, L1B_SLOT
-    li t2, L1B
+    dmacfg t1, 1, ZCH
+    .set ZOFF, 0
+  .rept (2 * L1B_SLOT) / ZCH
+    li t2, L1B + ZOFF
     mov.ub2l1 t2, t0, t1, zero
-    li t2, L1B + L1B_SLOT
+    .set ZOFF, ZOFF + ZCH
+  .endr
+  .if (2 * L1B_SLOT) % ZCH
+    dmacfg t1, 1, (2 * L1B_SLOT) % ZCH
+    li t2, L1B + ZOFF
     mov.ub2l1 t2, t0, t1, zero
+  .endif
     set_flag MTE3, MTE2, 0
     wait_flag MTE3, MTE2, 0
 .endif
