@@ -11,38 +11,44 @@
 #   DT   input dtype (isa/dtypes.def number): 1 f16, 2 bf16, 7 s8
 #   ODT  output dtype: 0 f32, 1 f16, 2 bf16 (float inputs; FIX rounds RNE),
 #        5 s32 (s8 inputs)
-#   BM, BN, BK  the tile: C tiles of BM x BN, k steps of BK (defaults
+#   BM, BN, BK  the tile: C tiles of BM x BN, L0 k steps of BK (defaults
 #        128 x 128 x 128 for 2-byte inputs, 128 x 128 x 256 for s8: one
 #        32 KB L0A / L0B buffer each, a 64 KB L0C buffer)
+#   BKL  k of an L1 step: 2 BK (default) or BK
 #
 # Tiles of C (mt, nt) are numbered t = mt * NT + nt and dealt round robin:
-# core c computes tiles c, c + corenum, ... Each tile runs KT = ceil(k/BK)
-# k steps; each step:
-#   MTE2  A[m0:+mt, k0:+kt] -> L1A[s] by nd2nz (NZ: k block k1 of C0
-#         columns at k1 * BM * 32, mt lines padded to 16);
-#         B[k0:+kt, n0:+nt] -> L1B[s] by nd2nz (NZ: column block nb of C0
-#         columns at nb * BK * 32, kt lines); one instruction each, so the
-#         GM latency is paid twice per step, not once per 16 rows;
-#   MTE1  L1A[s] -> L0A[s]: per k block, its M1 fractals to L0A's ZZ order
-#         (fractal (m1, k1) at (m1 * KA1 + k1) * 512); L1B[s] -> L0B[s]
-#         with .trans, one instruction per column block (each 16x16 (32x32
-#         for s8) unit transposed becomes ZN fractal(s) (k1, n1));
-#   M     mmad L0C[c] (+)= L0A[s] x L0B[s] (init on the first k step).
+# core c computes tiles c, c + corenum, ... Each tile runs KT = ceil(k/BKL)
+# L1 steps of up to two L0 sub-steps each:
+#   MTE2  (L1 step, slot s1) A[m0:+mt, k0:+kk1] -> L1A[s1] by nd2nz (NZ: k
+#         block k1 of C0 columns at k1 * BM * 32, mt lines padded to 16);
+#         B[k0:+kk1, n0:+nt] -> L1B[s1] by nd2nz (NZ: column block nb of C0
+#         columns at nb * BKL * 32, kk1 lines); one instruction each, so
+#         the GM latency is paid twice per 2 BK of k;
+#   MTE1  (sub-step j, L0 slot j) the sub-step's k blocks of L1A[s1] ->
+#         L0A[j]: per k block, its M1 fractals to L0A's ZZ order (fractal
+#         (m1, k1) at (m1 * KA1 + k1) * 512); L1B[s1] lines j*BK.. ->
+#         L0B[j] with .trans, one instruction per column block (each 16x16
+#         (32x32 for s8) unit transposed becomes ZN fractal(s) (k1, n1));
+#   M     mmad L0C[c] (+)= L0A[j] x L0B[j] (init on the very first sub-step).
 # After the last step FIX drains L0C[c] to C (row-major, cast to ODT).
-# s (L1/L0 slot) alternates every k step, c (L0C slot) every tile, so the
-# loads of step i+1 and the drain of tile j overlap the mmads.
+# s1 alternates every L1 step, j is the sub-step, c (L0C slot) alternates
+# every tile: the loads of L1 step i+1, the L0 fill of sub-step 1 and the
+# drain of tile t-1 all overlap the mmads.
 #
-# Synchronisation (flag ids = slot; "free" flags are set once before the
+# Synchronisation (flag id = slot; "free" flags are set once before the
 # loop and waited once after it, so none is left set):
-#   MTE2: wait MTE1->MTE2[s] (L1[s] free)  ... loads ... set MTE2->MTE1[s]
-#   MTE1: wait MTE2->MTE1[s], wait M->MTE1[s] (L0[s] free) ... set MTE1->MTE2[s], MTE1->M[s]
+#   MTE2: wait MTE1->MTE2[s1] (L1[s1] free) .. A, B .. set MTE2->MTE1[s1]
+#   MTE1: wait MTE2->MTE1[s1]
+#         per sub-step j: wait M->MTE1[j] (L0[j] free) .. moves .. set MTE1->M[j]
+#         set MTE1->MTE2[s1]
 #   M:    (tile start) wait FIX->M[c] (L0C[c] free)
-#         wait MTE1->M[s] ... mmad ... set M->MTE1[s];  (tile end) set M->FIX[c]
-#   FIX:  wait M->FIX[c] ... fix.l0c2gm ... set FIX->M[c]
+#         per sub-step j: wait MTE1->M[j] .. mmad .. set M->MTE1[j]
+#         (tile end) set M->FIX[c]
+#   FIX:  wait M->FIX[c] .. fix.l0c2gm .. set FIX->M[c]
 # s8 only: the L1 B slots are zeroed once at the start (V: vdup into UB,
 # MTE3: ub2l1; V->MTE3 and MTE3->MTE2 flags), because a 32x32 transpose unit
-# reads up to ceil32(kt) lines of which nd2nz writes ceil16(kt); the extra
-# lines only feed k positions >= kt, which mmad ignores, but they must not
+# reads up to ceil32(kk) lines of which nd2nz writes ceil16(kk); the extra
+# lines only feed k positions >= kk, which mmad ignores, but they must not
 # be uninitialised reads.
 
     .include "npu.inc"
