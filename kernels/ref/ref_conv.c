@@ -17,7 +17,7 @@
 #include "kernels/ref/ref.h"
 
 typedef struct cv {
-    int64_t n, cin, h, w, cout, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, tm, tn, kc;
+    int64_t n, cin, h, w, cout, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, tm, tn, kc, rb;
 } cv;
 
 npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
@@ -32,6 +32,7 @@ npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
         {"dh", 1, 1, 255, &p.dh},    {"dw", 1, 1, 255, &p.dw},     {"pt", 0, 0, 15, &p.pt},
         {"pb", 0, 0, 15, &p.pb},     {"pl", 0, 0, 15, &p.pl},      {"pr", 0, 0, 15, &p.pr},
         {"tm", 128, 16, 1024, &p.tm}, {"tn", 128, 16, 1024, &p.tn}, {"kc", 8, 1, 255, &p.kc},
+        {"rb", 0, 0, 65535, &p.rb},
     };
     for (size_t i = 0; i < NPU_ARRAY_LEN(o); i++) {
         if ((st = ref_opt_int(c, o[i].name, o[i].def, o[i].v, d)))
@@ -51,6 +52,18 @@ npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
     int64_t c1 = (p.cin + 15) / 16, co1 = (p.cout + 15) / 16;
     int64_t ho = (p.h + p.pt + p.pb - eh) / p.sh + 1, wo = (p.w + p.pl + p.pr - ew) / p.sw + 1;
     int64_t kb = c1 * p.kh * p.kw;
+    /* Row blocks (conv2d.s): two buffers of one block's input rows in L1.
+     * --rb 0: the most output rows that fit. */
+    if (!p.rb) {
+        for (p.rb = ho; p.rb > 1; p.rb--) {
+            int64_t hp = NPU_MIN((p.rb - 1) * p.sh + eh, p.h);
+            if (2 * ((c1 * hp * p.w * 32 + 511) / 512 * 512) <= 512 * 1024)
+                break;
+        }
+    }
+    if (2 * ((c1 * NPU_MIN((NPU_MIN(p.rb, ho) - 1) * p.sh + eh, p.h) * p.w * 32 + 511) / 512 * 512) > 512 * 1024)
+        return npu_errf(d, NPU_EINVAL, "ref conv2d: %lld output row(s) of a %lld-channel, %lld-wide image do not fit L1 twice",
+                        (long long)p.rb, (long long)p.cin, (long long)p.w);
     npu_rng *r = ref_rng(c);
     npy_tensor x, w, y;
     memset(&w, 0, sizeof w);
@@ -117,7 +130,7 @@ npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
     struct { const char *name; int64_t v; } df[] = {
         {"N", p.n},   {"C1", c1},   {"H", p.h},   {"W", p.w},   {"CO1", co1}, {"KH", p.kh}, {"KW", p.kw},
         {"SH", p.sh}, {"SW", p.sw}, {"DH", p.dh}, {"DW", p.dw}, {"PT", p.pt}, {"PB", p.pb}, {"PL", p.pl},
-        {"PR", p.pr}, {"F32OUT", f32}, {"TM", p.tm}, {"TN", p.tn}, {"KC", p.kc},
+        {"PR", p.pr}, {"F32OUT", f32}, {"TM", p.tm}, {"TN", p.tn}, {"KC", p.kc}, {"RB", p.rb},
     };
     for (size_t i = 0; i < NPU_ARRAY_LEN(df); i++)
         if ((st = ref_define(c, df[i].name, df[i].v, d)))

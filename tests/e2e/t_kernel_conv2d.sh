@@ -1,7 +1,7 @@
 #!/bin/sh
 # kernels/conv2d.s end to end: `npusim ref conv2d` makes inputs, golden
 # outputs (plain C, double) and a launch; `npusim run` runs the kernel and
-# must pass the check (exit 0). Shapes cover stride, padding, dilation,
+# must pass the check (exit 0). Shapes cover stride, padding, dilation, row blocks,
 # channel counts that are not multiples of 16, pixel/channel/k tails, fp16
 # and fp32 output, 1 and 2 cores on the small machine and 24 cores on the
 # default machine.
@@ -34,6 +34,13 @@ check 2 "$small" --cin 64 --h 20 --w 20 --cout 64 --pt 1 --pb 1 --pl 1 --pr 1 --
 # 5x5 stride 2, 3 input channels, one core
 check 1 "$small" --cin 3 --h 16 --w 16 --cout 16 --kh 5 --kw 5 --sh 2 --sw 2 --pt 2 --pb 2 --pl 2 --pr 2
 check 1 "$small" --n 2 --cin 16 --h 7 --w 5 --cout 17 --kh 2 --kw 3 --out f32
+# row blocks: forced small (--rb), with the kernel halo and padding clipped
+# per block; an image too big for L1 whole (auto row blocks); 256 -> 256
+# channels (1.2 MB of weights, streamed GM -> L0B)
+check 2 "$small" --n 2 --cin 20 --h 13 --w 11 --cout 40 --pt 1 --pb 1 --pl 1 --pr 1 --rb 2
+check 2 "$small" --n 2 --cin 20 --h 13 --w 11 --cout 40 --kh 5 --kw 3 --sh 2 --dh 2 --pt 3 --pb 4 --pl 1 --pr 1 --rb 1 --tm 16
+check 2 "$small" --cin 64 --h 56 --w 56 --cout 32 --sh 2 --sw 2 --pt 1 --pb 1 --pl 1 --pr 1
+check 2 "$small" --cin 256 --h 6 --w 6 --cout 256 --pt 1 --pb 1 --pl 1 --pr 1
 # 1x1 on the 24-core default machine (fewer units than cores on some)
 check 24 default --n 4 --cin 32 --h 8 --w 8 --cout 32 --kh 1 --kw 1
 
