@@ -915,14 +915,28 @@ npu_status sim_chk_run(sim_chk *c, const npu_run_opts *ro, int *ran_ok, npu_diag
     int fc = faulted_core(s);
     if (st == NPU_EDEADLOCK) {
         if (strstr(rd.msg, "sync_all")) {
-            int isnew;
-            sim_chk_site site = {fc >= 0 ? fc : 0, ISA_PIPE_S, fc >= 0 ? s->cores[fc].pc : 0,
-                                 fc >= 0 ? s->cores[fc].cycle : 0, 0};
+            /* the site: the first core waiting at the sync_all (its pc is
+             * already past it); what: which cores wait and which ended */
+            int isnew, wc = -1;
+            char who[160] = "";
+            size_t len = 0;
+            for (int i = 0; i < s->ncores && len + 40 < sizeof who; i++) {
+                int at = s->cores[i].state == SIM_CORE_AT_BARRIER;
+                int end = s->cores[i].state == SIM_CORE_ENDED;
+                if (at && wc < 0)
+                    wc = i;
+                if (at || end)
+                    len += (size_t)snprintf(who + len, sizeof who - len, "%score %d %s",
+                                            len ? ", " : "", i, at ? "waits" : "ended");
+            }
+            sim_chk_site site = {wc >= 0 ? wc : 0, ISA_PIPE_S,
+                                 wc >= 0 && s->cores[wc].pc >= 8 ? s->cores[wc].pc - 8 : 0,
+                                 wc >= 0 ? s->cores[wc].cycle : 0, 0};
             if (c->tools & SIM_CHK_SYNC) {
-                sim_chk_finding *f = group(c, SIM_CHK_K_BARRIER, &site, 0, &isnew);
+                sim_chk_finding *f = group(c, SIM_CHK_K_BARRIER, &site, wc >= 0, &isnew);
                 if (f && isnew) {
                     snprintf(f->what, sizeof f->what,
-                             "a core ended while others wait at sync_all");
+                             "a core ended while others wait at sync_all (%s)", who);
                     snprintf(f->msg, sizeof f->msg, "%.1000s", rd.msg);
                 }
             }
@@ -930,10 +944,18 @@ npu_status sim_chk_run(sim_chk *c, const npu_run_opts *ro, int *ran_ok, npu_diag
             size_t before = c->nf;
             deadlock_findings(c, rd.msg);
             if (c->nf == before && (c->tools & SIM_CHK_SYNC)) {
+                /* the executor's own deadlock fault (a scalar wait_flag with
+                 * nothing pending) names its core: report at its pc */
                 int isnew;
-                sim_chk_finding *f = group(c, SIM_CHK_K_DEADLOCK, NULL, 0, &isnew);
+                sim_chk_site site = {fc >= 0 ? fc : 0, ISA_PIPE_S, fc >= 0 ? s->cores[fc].pc : 0,
+                                     fc >= 0 ? s->cores[fc].cycle : 0, 0};
+                sim_chk_finding *f = group(c, SIM_CHK_K_DEADLOCK, &site, fc >= 0, &isnew);
                 if (f && isnew) {
-                    snprintf(f->what, sizeof f->what, "every pipe waits");
+                    if (fc >= 0)
+                        snprintf(f->what, sizeof f->what, "%.150s",
+                                 fault_what(s, fc, s->cores[fc].pc, rd.msg));
+                    else
+                        snprintf(f->what, sizeof f->what, "every pipe waits");
                     snprintf(f->msg, sizeof f->msg, "%.1000s", rd.msg);
                 }
             }
