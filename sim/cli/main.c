@@ -7,6 +7,7 @@
 #include "frontend/config.h"
 #include "kernels/ref/ref.h"
 #include "memmodel/mem.h"
+#include "traces/trace.h"
 #include "sim/npusim.h"
 
 #ifndef NPUSIM_VERSION
