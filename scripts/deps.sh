@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
 libcjson-dev check libsubunit-dev zlib1g-dev libopenblas-dev fonts-dejavu-core \
-clang libclang-rt-dev"
+clang libclang-rt-dev python3 valgrind xvfb"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
