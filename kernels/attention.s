@@ -90,7 +90,7 @@
     .equ UB_S0, 0x00000          # scores, 64 x 64 fp32
     .equ UB_S1, 0x04000
     .equ UB_PV0, 0x08080         # P V, 64 x HD fp32
-    .equ STATB, 0x1800
+    .equ STATB, 0x2000
     # X partners both S (64 x 64 fp32) and O: the larger of the two
     .equ XB, PVB + (PVB < 0x4000) * (0x4000 - PVB)
 .if (((UB_PV0 + 2 * PVB + 511) / 512 * 512 + PVB + XB + 256 + 511) / 512 * 512 + 0x4000 + CAUSAL * (0x4000 + 512) + STATB) <= 0x30000
@@ -113,6 +113,7 @@
     .equ UB_MN, UB_M + 0x600     # new max
     .equ UB_BRM, UB_M + 0x800    # broadcasts: one 32-byte block per row (2 KB)
     .equ UB_BRA, UB_M + 0x1000
+    .equ UB_RP, UB_M + 0x1800    # row partials: 8 per row (2 KB)
     .equ UB_STAT_END, UB_M + STATB
 .if UB_STAT_END > 0x30000
     .error "UB layout does not fit 192 KB"
@@ -132,6 +133,18 @@
     mv t0, \a
     mv \a, \b
     mv \b, t0
+.endm
+# t4 := \dst; per row of the score tile at t3 (nq rows, vcfg t2, full mask)
+# one value at \dst: \op per block into UB_RP, then \op over those blocks
+.macro rowred op, dst
+    li t4, UB_RP
+    \op t4, t3, t2
+    addi t0, s6, 7
+    srli t0, t0, 3
+    vcfgr t5, t0
+    li t1, \dst
+    \op t1, t4, t5
+    mv t4, t1
 .endm
 .macro maskall
     li t0, -1
@@ -263,8 +276,9 @@
     swap t3, s11
 3:
 .endif
-    li t4, UB_MX
-    vcmax.f32 t4, t3, t2
+    # row max in two group reductions (1 cycle a repeat, against 7 for
+    # vcmax): 8 partials per row, then the 8 partials of a row are one block
+    rowred vcgmax.f32, UB_MX
     vmaskc s6
     vcfg t5, 1
     li t1, UB_MN
@@ -287,8 +301,7 @@
     vcfgr t2, s6
     vexp.f32 s11, t3, t2
     swap t3, s11
-    li t4, UB_RS
-    vcadd.f32 t4, t3, t2
+    rowred vcgadd.f32, UB_RS
     vmaskc s6
     vcfg t5, 1
     li t1, UB_L
