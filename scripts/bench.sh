@@ -33,7 +33,6 @@ bench() {  # name command...
 # Issue 6: the HBM model on the reference traces.
 [ -x "$B/bench-memsim_bench" ] && bench memsim "$B/bench-memsim_bench"
 # Issue 5: calibration against the measured per-instruction tables.
-[ -x "$B/bench-calib" ] && bench calib "$B/bench-calib" --json
 # Further benchmarks: every scripts/bench.d/*.sh prints one JSON object.
 for f in scripts/bench.d/*.sh; do
     [ -f "$f" ] || continue

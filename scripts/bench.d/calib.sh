@@ -1,0 +1,15 @@
+#!/bin/sh
+# Issue 5: the timing model against ../shared/reference/ascend910b-measured.json
+# (bench-calib runs each measured sweep through the engine); prints the
+# summary lines as JSON: per class, points judged, within bound, worst error.
+"$NPU_BUILD/bin/bench-calib" > "$NPU_BUILD/bench-logs/calib.txt" || exit 1
+python3 - "$NPU_BUILD/bench-logs/calib.txt" <<'PY'
+import json, re, sys
+out = {"command": "build/bin/bench-calib", "reference": "ascend910b-measured.json"}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\w+)\s+judged (\d+), within bound (\d+) \((\d+) %\), worst ([-+0-9.]+) %", line)
+    if m:
+        out[m.group(1)] = {"judged": int(m.group(2)), "within": int(m.group(3)),
+                           "bound_pct": int(m.group(4)), "worst_pct": float(m.group(5))}
+print(json.dumps(out))
+PY
