@@ -301,6 +301,9 @@ static uint64_t live_value(collector *k, int c, int ev, uint64_t now)
     return v;
 }
 
+/* A pmusel value as an event (-1 past the table: such a counter reads 0). */
+static int sel_ev(uint64_t sel) { return sel < CTR_EV__COUNT ? (int)sel : -1; }
+
 static uint64_t pmu_read(void *user, npu_sim *s, int core, int idx, uint64_t sel)
 {
     collector *k = user;
@@ -309,7 +312,7 @@ static uint64_t pmu_read(void *user, npu_sim *s, int core, int idx, uint64_t sel
     uint64_t now = s->cores[core].cycle;
     uint64_t v = p->acc[idx];
     if (p->enabled && p->sel[idx] == sel)
-        v += live_value(k, core, (int)sel, now) - p->base[idx];
+        v += live_value(k, core, sel_ev(sel), now) - p->base[idx];
     return v;
 }
 
@@ -321,7 +324,7 @@ static void pmu_write(collector *k, int c, const sim_op *op, uint64_t now)
     if (op->in.sreg == ISA_SR_PMUCTL) {
         uint64_t v = sc->x[op->in.rs1];
         for (int i = 0; i < 4; i++) {
-            uint64_t cur = live_value(k, c, (int)p->sel[i], now);
+            uint64_t cur = live_value(k, c, sel_ev(p->sel[i]), now);
             if (p->enabled)
                 p->acc[i] += cur - p->base[i];
             if (v & 2)
@@ -332,9 +335,9 @@ static void pmu_write(collector *k, int c, const sim_op *op, uint64_t now)
     } else if (op->in.sreg >= ISA_SR_PMUSEL0 && op->in.sreg <= ISA_SR_PMUSEL3) {
         int i = op->in.sreg - ISA_SR_PMUSEL0;
         if (p->enabled)
-            p->acc[i] += live_value(k, c, (int)p->sel[i], now) - p->base[i];
+            p->acc[i] += live_value(k, c, sel_ev(p->sel[i]), now) - p->base[i];
         p->sel[i] = sc->pmu_sel[i];
-        p->base[i] = live_value(k, c, (int)p->sel[i], now);
+        p->base[i] = live_value(k, c, sel_ev(p->sel[i]), now);
     }
 }
 
