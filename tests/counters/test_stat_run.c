@@ -112,7 +112,8 @@ static double jval(cJSON *j, const char *ev)
 
 /* Every data move of the kernel, counted by hand: per core one 4096-byte
  * GM -> UB and one 4096-byte UB -> GM; NV + 4 vadd.f32 of 1024 elements;
- * six 8-byte sdg stores and three 8-byte argument loads (ldg). */
+ * six 8-byte sdg stores and three 8-byte argument loads (ldg); a closing
+ * loop of four conditional branches, three taken. */
 START_TEST(hand_counted_kernel)
 {
     cJSON *j = stat_json("-M all");
@@ -132,6 +133,10 @@ START_TEST(hand_counted_kernel)
     ck_assert_double_eq(jval(j, "gm.write_bytes"), (4096.0 + 48) * CORES);
     ck_assert_double_eq(jval(j, "gm.read_bytes"), (4096.0 + 24) * CORES);
     ck_assert_double_eq(jval(j, "cube.macs.f16"), 0);
+    ck_assert_double_eq(jval(j, "scalar.branches"), 4.0 * CORES);        /* the closing loop */
+    ck_assert_double_eq(jval(j, "scalar.branches_taken"), 3.0 * CORES);
+    ck_assert_double_eq(jval(j, "class.control"), 4.0 * CORES);
+    ck_assert_double_eq(jval(j, "class.cube") + jval(j, "class.datamove"), 2.0 * CORES);
     ck_assert_double_eq(jval(j, "sync.flag_sets"), 3.0 * CORES);
     ck_assert_double_eq(jval(j, "sync.flag_waits"), 3.0 * CORES);
     ck_assert_double_eq(jval(j, "l2.reads") + jval(j, "l2.writes"), jval(j, "gm.requests"));

@@ -72,5 +72,8 @@ main:
     sdg t5, 40(a2)
     handoff V, MTE3, 2
     mov.ub2gm.f32 a1, t4, t1, t2
+    li t0, 4                    # a loop: 4 conditional branches, 3 taken
+1:  addi t0, t0, -1
+    bnez t0, 1b
     halt
     .size main, . - main
