@@ -102,6 +102,11 @@ typedef struct core_ld {
     int depth;
     uint64_t last_pc, last_pc_chain;
     int32_t last_stack;
+    /* the stack each function was last called with: an instruction that
+     * starts after its function returned is put back under that call */
+    const trc_symbol *called[16];
+    int32_t called_stack[16];
+    unsigned ncalled;
 } core_ld;
 
 /* The stack of an instruction at pc given the core's call chain: the chain
@@ -118,6 +123,10 @@ static int32_t stack_of(vw_model *m, stack_map *sm, core_ld *c, uint64_t pc)
         int32_t k = node;
         while (k > 0 && m->stacks[k].sym != fn)
             k = m->stacks[k].parent;
+        if (k <= 0)
+            for (unsigned i = 0; i < 16 && i < c->ncalled; i++)
+                if (c->called[i] == fn)
+                    k = c->called_stack[i];
         node = k > 0 ? k : intern(m, sm, node, fn);
     }
     if (node >= 0 && lb && (!fn || lb->addr >= fn->addr))
@@ -153,7 +162,7 @@ static double jnum(const cJSON *o, const char *a, const char *b, double dflt)
  * A2 defaults when the config does not say (e.g. a synthetic trace). */
 static void roofs(vw_model *m)
 {
-    double macs = 4096, cores = m->ncores ? m->ncores : 24, clock = m->meta->clock_ghz;
+    double macs = 4096, cores = m->ncores, clock = m->meta->clock_ghz;
     double hbm_Bps = 4 * 8 * 2 * 64 / 8.0 * 3200e6;
     cJSON *j = m->meta->config_json ? cJSON_Parse(m->meta->config_json) : NULL;
     if (j) {
@@ -231,6 +240,12 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                 goto oom;
         }
     }
+    /* a trace whose STALL causes include wait_flag shows waits twice if
+     * FLAG_WAIT intervals became stalls as well */
+    int flag_cause = 0;
+    for (uint32_t i = 0; i < m->meta->causes.count; i++)
+        if (m->meta->causes.names[i] && strstr(m->meta->causes.names[i], "flag"))
+            flag_cause = 1;
     it = trc_iter_new(r, NULL, d);
     if (!it) {
         st = d && d->status ? d->status : NPU_ENOMEM;
@@ -261,6 +276,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             break;
         }
         case TRC_STALL: case TRC_FLAG_WAIT: case TRC_BARRIER: {
+            if (e.kind == TRC_FLAG_WAIT && flag_cause)
+                goto pair;  /* the STALL events already show the wait */
             unsigned p = e.kind == TRC_STALL ? e.pipe : e.kind == TRC_FLAG_WAIT ? e.pipe2 : TRC_PIPE_S;
             if (p >= TRC_NPIPES)
                 break;
@@ -273,6 +290,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             if (push_box(&t->stall, &t->ns, &t->caps, &t->maxsdur, &b))
                 goto oom;
             m->n_stall++;
+        pair:
             if (e.kind == TRC_FLAG_WAIT) {
                 /* pair with its set: sets come earlier in start order, so a
                  * backwards scan over recent flows finds it */
@@ -300,6 +318,16 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                 if (s < 0)
                     goto oom;
                 c->chain[++c->depth] = s;
+                if (fn) {
+                    unsigned slot = 16;
+                    for (unsigned i = 0; i < 16 && i < c->ncalled; i++)
+                        if (c->called[i] == fn)
+                            slot = i;
+                    if (slot == 16)
+                        slot = c->ncalled++ % 16;
+                    c->called[slot] = fn;
+                    c->called_stack[slot] = s;
+                }
             }
             break;
         case TRC_RET:
@@ -631,7 +659,9 @@ npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stall
         rows[s].w += w;
         rows[s].count++;
     })
-    if (fchild(f, -1, m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "kernel", 0, -1) < 0)
+    char root[64];
+    snprintf(root, sizeof root, "kernel %s", m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "");
+    if (fchild(f, -1, root, 0, -1) < 0)
         goto oom;
     for (size_t i = 0; i < a.n; i++) {
         uint32_t stack = (uint32_t)(rows[i].key >> 32);

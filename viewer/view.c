@@ -593,6 +593,8 @@ vw_hit vw_hit_test(vw_view *v, int x, int y)
 static void fmt_cyc(char *b, size_t n, double c)
 {
     double a = fabs(c);
+    if (a < 0.5)
+        c = 0;
     if (a >= 1e9)
         snprintf(b, n, "%.3gG", c / 1e9);
     else if (a >= 1e6)
@@ -736,6 +738,13 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, size_t n, uint32
                 else
                     hi2 = mid;
             }
+            /* a box a pixel wide or more is drawn on its own, never
+             * swallowed into a run (only sub-pixel boxes merge) */
+            for (size_t k = j; k < lo2 && k < j + 16; k++)
+                if ((double)b[k].dur >= cpp) {
+                    lo2 = k;
+                    break;
+                }
             if (lo2 == j)
                 break;
             for (size_t k = lo2 - 1; k >= j && k + 8 >= lo2; k--)
@@ -1259,10 +1268,10 @@ static void draw_hotspots(vw_view *v, vw_cmds *o)
         vw_text(o, cx[0] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, r->name);
         vw_text(o, cx[1] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, c);
         float bw = 0.1f * v->w;
-        vw_rect(o, cx[2] * v->w + S(v, 4), ry + lh * 0.7f, (float)(pb / 100 * bw), lh * 0.2f, 0x8C7BC4FF);
+        vw_rect(o, cx[2] * v->w + S(v, 2), ry + 1, (float)(pb / 100 * bw), lh - 2, 0x8C7BC450);
         snprintf(b, sizeof b, "%s  %.1f%%", bz, pb);
         vw_text(o, cx[2] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, b);
-        vw_rect(o, cx[3] * v->w + S(v, 4), ry + lh * 0.7f, (float)(ps / 100 * bw), lh * 0.2f, C_STALL);
+        vw_rect(o, cx[3] * v->w + S(v, 2), ry + 1, (float)(ps / 100 * bw), lh - 2, 0xC8625E50);
         snprintf(b, sizeof b, "%s  %.1f%%", sz, ps);
         vw_text(o, cx[3] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, b);
         ry += lh;
@@ -1313,7 +1322,10 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     snprintf(b, sizeof b, "%.3f s", m->load_seconds);
     kv(v, o, x, &y, "trace load", b);
     y += S(v, 8);
-    vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "pipes (all cores)        busy      util    insns     stall");
+    vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "pipes (all cores)");
+    y += line_h(v, VW_FONT_UI) + S(v, 2);
+    snprintf(b, sizeof b, "%-6s %9s  %7s  %7s  %8s", "", "busy", "util", "insns", "stall");
+    vw_text(o, x + S(v, 14), y, VW_FONT_MONO, C_DIM, b);
     y += line_h(v, VW_FONT_UI) + S(v, 2);
     uint64_t stall_by[8] = {0};
     for (unsigned p = 0; p < TRC_NPIPES; p++) {
@@ -1386,7 +1398,7 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     }
     vw_text(o, rx + rw / 2 - S(v, 120), ry + rh + S(v, 22), VW_FONT_SMALL, C_DIM,
             "arithmetic intensity (ops / GM byte)");
-    vw_text(o, rx, ry - S(v, 12) - S(v, 2), VW_FONT_SMALL, C_DIM, "ops / cycle");
+    vw_text(o, rx + S(v, 130), ry - S(v, 22), VW_FONT_SMALL, C_DIM, "y: ops / cycle (log)   x: ops / byte (log)");
     /* the roofs: bandwidth slope up to the ridge, compute flat after it */
     double a0 = pow(10, lx0), a1 = pow(10, lx1);
     vw_clip(o, rx, ry, rw, rh);
@@ -1417,7 +1429,9 @@ static void draw_counters(vw_view *v, vw_cmds *o)
         vw_rect(o, px - S(v, 5), py - S(v, 5), S(v, 10), S(v, 10), col);
         snprintf(b, sizeof b, "%s  AI %.3g  %.3g ops/cyc (%.1f%% of roof)", pass ? "range" : m->meta->kernel ? m->meta->kernel : "kernel",
                  ai, perf, 100 * perf / NPU_MIN(P, ai * B));
-        vw_text(o, px + S(v, 9), py - S(v, 8), VW_FONT_SMALL, col, b);
+        float tw = (float)text_w(v, VW_FONT_SMALL, b);
+        float tx = px + S(v, 9) + tw > rx + rw ? px - S(v, 9) - tw : px + S(v, 9);
+        vw_text(o, tx, py - S(v, 8) + pass * S(v, 16), VW_FONT_SMALL, col, b);
     }
     vw_text(o, rx, ry + rh + S(v, 40), VW_FONT_SMALL, C_DIM,
             "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");

@@ -1,0 +1,590 @@
+/* test_viewer.c — the Check runner of viewer/: model, aggregates, view
+ * interaction through synthetic SDL events, and headless pictures read
+ * back pixel by pixel. Traces are made at test time with the synthetic
+ * generator of traces/. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <SDL.h>
+
+#include "viewer/vw.h"
+
+typedef struct fixture {
+    char dir[64], path[128];
+} fixture;
+
+/* One small trace per process (4 cores, ~20k events): written once. */
+static const char *trace_path(fixture *f)
+{
+    if (f->path[0])
+        return f->path;
+    snprintf(f->dir, sizeof f->dir, "/tmp/test-viewer.XXXXXX");
+    if (!mkdtemp(f->dir))
+        return NULL;
+    snprintf(f->path, sizeof f->path, "%s/s.npt", f->dir);
+    trc_synth_opts o = { .events = 20000, .cores = 4, .seed = 7, .mem = 1 };
+    npu_diag d = {0};
+    if (trc_synth_write(f->path, &o, &d) != NPU_OK) {
+        fprintf(stderr, "synth: %s\n", d.msg);
+        return NULL;
+    }
+    return f->path;
+}
+
+/* Tests run in forked children (CK_FORK) or not: either way one fixture per
+ * process, kept by main and handed to the tests through this accessor. */
+static fixture *fx(void)
+{
+    static fixture f;   /* test-only: the trace file of this test process */
+    return &f;
+}
+
+static void load(vw_model *m)
+{
+    npu_diag d = {0};
+    const char *p = trace_path(fx());
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(vw_model_load(m, p, &d) == NPU_OK, "load: %s", d.msg);
+}
+
+/* ---- model --------------------------------------------------------------- */
+START_TEST(t_model_counts)
+{
+    vw_model m;
+    load(&m);
+    /* every INSN of the file is a box, sorted by start in its track */
+    npu_diag d = {0};
+    trc_reader *r = trc_open(fx()->path, &d);
+    ck_assert_ptr_nonnull(r);
+    trc_filter f = TRC_FILTER_ALL;
+    f.kind_mask = 1u << TRC_INSN;
+    trc_iter *it = trc_iter_new(r, &f, &d);
+    trc_event e;
+    uint64_t n = 0, busy = 0, mmad = 0;
+    while (trc_iter_next(it, &e)) {
+        n++;
+        busy += e.t1 - e.t0;
+        mmad += strcmp(trc_name(r, &trc_reader_meta(r)->opcodes, e.id), "mmad") == 0;
+    }
+    trc_iter_free(it);
+    trc_close(r);
+    ck_assert_uint_eq(m.n_insn, n);
+    ck_assert_uint_gt(n, 1000);
+    uint64_t tot = 0, tm = 0;
+    for (uint32_t c = 0; c < m.ncores; c++)
+        for (unsigned p = 0; p < TRC_NPIPES; p++) {
+            const vw_track *t = vw_track_at(&m, c, p);
+            for (size_t i = 1; i < t->n; i++)
+                ck_assert_uint_le(t->box[i - 1].t0, t->box[i].t0);
+            tot += t->cum[t->n];
+            for (size_t i = 0; i < t->n; i++)
+                tm += strcmp(vw_op_name(&m, t->box[i].op), "mmad") == 0;
+        }
+    ck_assert_uint_eq(tot, busy);
+    ck_assert_uint_eq(tm, mmad);
+    ck_assert_uint_gt(m.n_stall, 0);
+    ck_assert_uint_gt(m.nflows, 0);
+    ck_assert_uint_gt(m.nhbm, 0);   /* mem level: HBM lanes */
+    ck_assert(m.peak_ops_per_cycle > 0 && m.peak_bytes_per_cycle > 0);
+    vw_model_free(&m);
+}
+END_TEST
+
+START_TEST(t_track_busy)
+{
+    vw_model m;
+    load(&m);
+    npu_rng rng = { 42 };
+    for (int k = 0; k < 300; k++) {
+        const vw_track *t = vw_track_at(&m, (uint32_t)(npu_rng_next(&rng) % m.ncores),
+                                        (unsigned)(npu_rng_next(&rng) % TRC_NPIPES));
+        uint64_t a = m.t_min + npu_rng_next(&rng) % (m.t_end - m.t_min);
+        uint64_t b = a + npu_rng_next(&rng) % 5000;
+        uint64_t ref = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            uint64_t s = NPU_MAX(t->box[i].t0, a), z = NPU_MIN(t->box[i].t0 + t->box[i].dur, b);
+            if (z > s)
+                ref += z - s;
+        }
+        ck_assert_uint_eq(vw_track_busy(t, a, b), ref);
+        /* the first box ending after a really is the first */
+        size_t f = vw_track_first(t->box, t->n, t->maxdur, a);
+        for (size_t i = 0; i < f && i < t->n; i++)
+            ck_assert_uint_le(t->box[i].t0 + t->box[i].dur, a);
+    }
+    vw_model_free(&m);
+}
+END_TEST
+
+/* ---- aggregates ------------------------------------------------------------- */
+static uint64_t sum_children(const vw_flame *f, int32_t n)
+{
+    uint64_t s = 0;
+    for (int32_t c = f->n[n].child; c >= 0; c = f->n[c].next)
+        s += f->n[c].w;
+    return s;
+}
+
+START_TEST(t_flame)
+{
+    vw_model m;
+    load(&m);
+    vw_flame f = {0};
+    npu_diag d = {0};
+    ck_assert(vw_flame_build(&m, 0, 0, 0, &f, &d) == NPU_OK);
+    uint64_t busy = 0, stall = 0;
+    for (size_t i = 0; i < (size_t)m.ncores * TRC_NPIPES; i++) {
+        busy += m.tracks[i].cum[m.tracks[i].n];
+        for (size_t k = 0; k < m.tracks[i].ns; k++)
+            stall += m.tracks[i].stall[k].dur;
+    }
+    ck_assert_uint_eq(f.n[0].w, busy);
+    /* inclusive weights: a node weighs what its children weigh (leaves: opcodes) */
+    int found_mmad = 0, found_fn = 0;
+    for (size_t i = 0; i < f.count; i++) {
+        if (f.n[i].child >= 0)
+            ck_assert_uint_eq(sum_children(&f, (int32_t)i), f.n[i].w);
+        found_mmad |= strcmp(f.n[i].name, "mmad") == 0 && f.n[i].pipe == TRC_PIPE_M;
+        found_fn |= strcmp(f.n[i].name, "load_tile") == 0;
+    }
+    ck_assert(found_mmad && found_fn);
+    ck_assert_uint_ge(f.max_depth, 3);
+    ck_assert(vw_flame_build(&m, 0, 0, 1, &f, &d) == NPU_OK);
+    ck_assert_uint_eq(f.n[0].w, stall);
+    /* a range: root = the clipped busy cycles of the range */
+    uint64_t a = (m.t_min + m.t_end) / 3, b = a + 3000, ref = 0;
+    for (size_t i = 0; i < (size_t)m.ncores * TRC_NPIPES; i++)
+        ref += vw_track_busy(&m.tracks[i], a, b);
+    ck_assert(vw_flame_build(&m, a, b, 0, &f, &d) == NPU_OK);
+    ck_assert_uint_eq(f.n[0].w, ref);
+    vw_table t = {0};
+    ck_assert(vw_range_table(&m, a, b, &t, &d) == NPU_OK);
+    ck_assert_uint_eq(t.total_busy, ref);
+    ck_assert_uint_gt(t.n, 3);
+    vw_table_free(&t);
+    for (int k = 0; k < VW_HK__N; k++) {
+        ck_assert(vw_hotspots(&m, (vw_hkey)k, 0, 0, &t, &d) == NPU_OK);
+        ck_assert_uint_eq(t.total_busy, busy);
+        ck_assert_uint_eq(t.total_stall, stall);
+        vw_table_sort(&t, 2);
+        for (size_t i = 1; i < t.n; i++)
+            ck_assert_uint_ge(t.row[i - 1].busy, t.row[i].busy);
+        vw_table_sort(&t, 3);
+        for (size_t i = 1; i < t.n; i++)
+            ck_assert_uint_ge(t.row[i - 1].stall, t.row[i].stall);
+    }
+    vw_table_free(&t);
+    vw_flame_free(&f);
+    vw_model_free(&m);
+}
+END_TEST
+
+/* ---- interaction through synthetic SDL events ------------------------------------ */
+static SDL_Event key_ev(SDL_Keycode k, Uint16 mod)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = SDL_KEYDOWN;
+    e.key.keysym.sym = k;
+    e.key.keysym.mod = mod;
+    return e;
+}
+
+static SDL_Event mouse_ev(Uint32 type, int x, int y)
+{
+    SDL_Event e;
+    memset(&e, 0, sizeof e);
+    e.type = type;
+    if (type == SDL_MOUSEMOTION) {
+        e.motion.x = x;
+        e.motion.y = y;
+    } else {
+        e.button.x = x;
+        e.button.y = y;
+        e.button.button = SDL_BUTTON_LEFT;
+    }
+    return e;
+}
+
+START_TEST(t_zoom_pan)
+{
+    vw_model m;
+    load(&m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    double span0 = v.t1 - v.t0;
+    /* wheel at x: the time under the cursor stays put */
+    SDL_Event e = mouse_ev(SDL_MOUSEMOTION, 700, 400);
+    vw_handle_event(&v, &e);
+    double t_at = vw_x_to_t(&v, 700);
+    memset(&e, 0, sizeof e);
+    e.type = SDL_MOUSEWHEEL;
+    e.wheel.y = 1;
+    for (int i = 0; i < 5; i++)
+        vw_handle_event(&v, &e);
+    ck_assert(v.t1 - v.t0 < span0 * 0.4);
+    ck_assert_double_eq_tol(vw_x_to_t(&v, 700), t_at, (v.t1 - v.t0) * 1e-6);
+    /* W zooms in, S zooms out, A/D pan by a fraction of the view */
+    double s1 = v.t1 - v.t0;
+    e = key_ev(SDLK_w, 0);
+    vw_handle_event(&v, &e);
+    ck_assert_double_eq_tol(v.t1 - v.t0, s1 * 0.8, s1 * 1e-6);
+    e = key_ev(SDLK_s, 0);
+    vw_handle_event(&v, &e);
+    ck_assert_double_eq_tol(v.t1 - v.t0, s1, s1 * 1e-6);
+    double t0 = v.t0;
+    e = key_ev(SDLK_d, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(v.t0 > t0);
+    ck_assert_double_eq_tol(v.t0 - t0, (v.t1 - v.t0) * 0.15, (v.t1 - v.t0) * 1e-6);
+    /* drag pans: 100 px right moves the view 100 px of time left */
+    t0 = v.t0;
+    double px = (v.t1 - v.t0) / (vw_time_x1(&v) - vw_time_x0(&v));
+    e = mouse_ev(SDL_MOUSEBUTTONDOWN, 600, 400);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEMOTION, 700, 400);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEBUTTONUP, 700, 400);
+    vw_handle_event(&v, &e);
+    ck_assert_double_eq_tol(v.t0, t0 - 100 * px, px * 1e-3);
+    /* F with nothing selected fits the whole run */
+    e = key_ev(SDLK_f, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(v.t0 <= (double)m.t_min && v.t1 >= (double)m.t_end);
+    /* resize and quit */
+    memset(&e, 0, sizeof e);
+    e.type = SDL_WINDOWEVENT;
+    e.window.event = SDL_WINDOWEVENT_SIZE_CHANGED;
+    e.window.data1 = 900;
+    e.window.data2 = 600;
+    vw_handle_event(&v, &e);
+    ck_assert_int_eq(v.w, 900);
+    ck_assert_int_eq(v.h, 600);
+    e = key_ev(SDLK_q, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(v.quit);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
+START_TEST(t_select_range)
+{
+    vw_model m;
+    load(&m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    double ta = vw_x_to_t(&v, 400), tb = vw_x_to_t(&v, 600);
+    SDL_SetModState(KMOD_LSHIFT);
+    SDL_Event e = mouse_ev(SDL_MOUSEBUTTONDOWN, 400, 500);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEMOTION, 500, 500);
+    vw_handle_event(&v, &e);
+    ck_assert(v.has_range);     /* live while dragging */
+    e = mouse_ev(SDL_MOUSEMOTION, 600, 500);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEBUTTONUP, 600, 500);
+    vw_handle_event(&v, &e);
+    SDL_SetModState(KMOD_NONE);
+    ck_assert(v.has_range);
+    ck_assert_uint_eq(v.r0, (uint64_t)ta);
+    ck_assert_uint_eq(v.r1, (uint64_t)tb);
+    /* the range's table and flame graph follow the selection */
+    vw_cmds cl = {0};
+    vw_draw(&v, &cl);
+    ck_assert(!cl.oom && cl.n > 100);
+    uint64_t ref = 0;
+    for (size_t i = 0; i < (size_t)m.ncores * TRC_NPIPES; i++)
+        ref += vw_track_busy(&m.tracks[i], v.r0, v.r1);
+    ck_assert_uint_eq(v.rtab.total_busy, ref);
+    v.tab = VW_TAB_FLAME;
+    vw_draw(&v, &cl);
+    ck_assert_uint_eq(v.flame.n[0].w, ref);
+    /* F fits the range */
+    v.tab = VW_TAB_TIMELINE;
+    e = key_ev(SDLK_f, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(v.t0 <= (double)v.r0 && v.t1 >= (double)v.r1);
+    ck_assert((v.t1 - v.t0) < (double)(v.r1 - v.r0) * 1.1);
+    /* Esc clears it */
+    e = key_ev(SDLK_ESCAPE, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(!v.has_range);
+    vw_cmds_free(&cl);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
+START_TEST(t_search)
+{
+    vw_model m;
+    load(&m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    /* "/" then typed text then Enter */
+    SDL_Event e = key_ev(SDLK_SLASH, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(v.searching);
+    memset(&e, 0, sizeof e);
+    e.type = SDL_TEXTINPUT;
+    snprintf(e.text.text, sizeof e.text.text, "mmad");
+    vw_handle_event(&v, &e);
+    e = key_ev(SDLK_RETURN, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(!v.searching);
+    size_t n = 0;
+    for (size_t i = 0; i < (size_t)m.ncores * TRC_NPIPES; i++)
+        for (size_t k = 0; k < m.tracks[i].n; k++)
+            n += strcmp(vw_op_name(&m, m.tracks[i].box[k].op), "mmad") == 0;
+    ck_assert_uint_gt(n, 10);
+    ck_assert_uint_eq(v.nhits, n);
+    /* the selection is the hit, and the view shows it */
+    ck_assert(v.has_sel && v.sel.kind == 1);
+    const vw_box *b = &vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index];
+    ck_assert_str_eq(vw_op_name(&m, b->op), "mmad");
+    ck_assert(b->t0 >= v.t0 && b->t0 + b->dur <= v.t1);
+    /* Enter steps forward in time */
+    uint64_t prev = b->t0;
+    for (int i = 0; i < 5; i++) {
+        e = key_ev(SDLK_RETURN, 0);
+        vw_handle_event(&v, &e);
+        b = &vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index];
+        ck_assert_str_eq(vw_op_name(&m, b->op), "mmad");
+        ck_assert_uint_ge(b->t0, prev);
+        prev = b->t0;
+    }
+    /* labels and pcs */
+    ck_assert_uint_gt(vw_search(&v, "k_loop"), 0);
+    b = &vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index];
+    const trc_symbol *lb = trc_reader_label_at(m.r, b->pc);
+    ck_assert(lb && strcmp(lb->name, "k_loop") == 0);
+    char q[32];
+    snprintf(q, sizeof q, "0x%x", b->pc);
+    size_t np = vw_search(&v, q);
+    ck_assert_uint_gt(np, 0);
+    ck_assert_uint_eq(vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index].pc, b->pc);
+    ck_assert_uint_eq(vw_search(&v, "no_such_thing"), 0);
+    /* the hit can be clicked: hit testing finds the same box */
+    vw_search(&v, "mmad");
+    b = &vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index];
+    int x = (int)vw_t_to_x(&v, b->t0 + b->dur / 2.0);
+    int found = 0;
+    for (int y = 0; y < v.h && !found; y++) {
+        vw_hit h = vw_hit_test(&v, x, y);
+        found = h.kind == 1 && h.core == v.sel.core && h.pipe == v.sel.pipe && h.index == v.sel.index;
+    }
+    ck_assert(found);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
+/* ---- pictures ------------------------------------------------------------------ */
+static uint32_t px(SDL_Surface *s, int x, int y)
+{
+    const uint8_t *p = (const uint8_t *)s->pixels + (size_t)y * s->pitch + (size_t)x * 4;
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | 0xFF;  /* RGBA32 */
+}
+
+START_TEST(t_picture_timeline)
+{
+    vw_model m;
+    load(&m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    /* zoom onto one mmad so that its box is wide and alone in its pixels */
+    ck_assert_uint_gt(vw_search(&v, "mmad"), 0);
+    const vw_box *b = &vw_track_at(&m, v.sel.core, v.sel.pipe)->box[v.sel.index];
+    v.has_sel = 0;
+    v.t0 = b->t0 - b->dur * 2.0;
+    v.t1 = b->t0 + b->dur * 3.0;
+    int x = (int)vw_t_to_x(&v, b->t0 + b->dur / 2.0);
+    int y = -1;
+    for (int yy = 0; yy < v.h && y < 0; yy++) {
+        vw_hit h = vw_hit_test(&v, x, yy);
+        if (h.kind == 1 && h.core == v.sel.core && h.pipe == TRC_PIPE_M && h.index == v.sel.index)
+            y = yy;
+    }
+    ck_assert_int_ge(y, 0);
+    v.mx = v.my = 0;    /* no tooltip over the box */
+    void *sv;
+    ck_assert_msg(vw_render_view(&v, &sv, &d) == NPU_OK, "%s", d.msg);
+    SDL_Surface *s = sv;
+    ck_assert_int_eq(s->w, 1280);
+    ck_assert_int_eq(s->h, 800);
+    /* the box: its opcode's colour, right where the model puts it, and
+     * background just left of its start */
+    uint32_t want = vw_pipe_color(TRC_PIPE_M, b->op);
+    ck_assert_uint_eq(px(s, x, y + 3), want);
+    int xs = (int)vw_t_to_x(&v, (double)b->t0);
+    ck_assert_uint_ne(px(s, xs - 3, y + 3), want);
+    /* every lane of the core carries its pipe's marker in the label column */
+    int lanes = 0;
+    for (int yy = 0; yy < v.h; yy++)
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            if (px(s, 15, yy) == vw_pipe_base_color(p)) {
+                lanes |= 1 << p;
+                break;
+            }
+    ck_assert_int_eq(lanes, (1 << TRC_NPIPES) - 1);
+    SDL_FreeSurface(s);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
+START_TEST(t_picture_views)
+{
+    vw_model m;
+    load(&m);
+    npu_diag d = {0};
+    for (int tab = 0; tab < VW_NTABS; tab++) {
+        vw_shot_opts o = { 1280, 800, (vw_tab)tab, 0, 0, 0, 1 };
+        void *sv;
+        ck_assert_msg(vw_render_surface(&m, &o, &sv, &d) == NPU_OK, "%s", d.msg);
+        SDL_Surface *s = sv;
+        /* count pixels that are neither the background nor a panel grey */
+        uint32_t bg = px(s, 640, 780 - 100);
+        long colourful = 0;
+        for (int y = 40; y < 770; y += 2)
+            for (int x = 0; x < 1280; x += 2) {
+                uint32_t c = px(s, x, y);
+                int r = c >> 24, g = (c >> 16) & 255, b = (c >> 8) & 255;
+                int sat = NPU_MAX(r, NPU_MAX(g, b)) - NPU_MIN(r, NPU_MIN(g, b));
+                /* the hotspot table is text: count bright pixels there */
+                colourful += tab == VW_TAB_HOTSPOTS ? (r + g + b > 3 * 0x70) : (sat > 40 && c != bg);
+            }
+        ck_assert_msg(colourful > 2000, "tab %d: only %ld coloured samples", tab, colourful);
+        if (tab == VW_TAB_FLAME) {
+            /* the root frame spans the width, in a warm colour */
+            uint32_t c = px(s, 640, 66);
+            ck_assert_msg((c >> 24) > ((c >> 8) & 255) + 30, "flame root not warm: %08x", c);
+            ck_assert_uint_eq(px(s, 100, 66) >> 8 != 0, 1);
+        }
+        SDL_FreeSurface(s);
+    }
+    /* a screenshot file, written atomically */
+    char png[200];
+    snprintf(png, sizeof png, "%s/t.png", fx()->dir);
+    vw_shot_opts o = { 800, 500, VW_TAB_TIMELINE, 1, m.t_min, m.t_min + 5000, 2 };
+    ck_assert_msg(vw_screenshot(&m, &o, png, &d) == NPU_OK, "%s", d.msg);
+    FILE *f = fopen(png, "rb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char sig[8];
+    ck_assert_uint_eq(fread(sig, 1, 8, f), 8);
+    fclose(f);
+    ck_assert(memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0);
+    remove(png);
+    vw_model_free(&m);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------ */
+START_TEST(t_damaged)
+{
+    npu_diag d = {0};
+    vw_model m;
+    char p[200];
+    snprintf(p, sizeof p, "%s/bad.npt", fx()->dir[0] ? fx()->dir : "/tmp");
+    trace_path(fx());
+    snprintf(p, sizeof p, "%s/bad.npt", fx()->dir);
+    FILE *f = fopen(p, "wb");
+    fputs("this is not a trace at all, just text\n", f);
+    fclose(f);
+    ck_assert(vw_model_load(&m, p, &d) != NPU_OK);
+    ck_assert_msg(strlen(d.msg) > 10, "message: %s", d.msg);
+    ck_assert(vw_model_load(&m, "/nonexistent/x.npt", &d) != NPU_OK);
+    ck_assert(strstr(d.msg, "/nonexistent/x.npt") != NULL);
+    /* a trace cut in half and one with flipped bytes: an error or a partial
+     * load, never a crash */
+    uint8_t *buf;
+    size_t len;
+    ck_assert(npu_read_file(fx()->path, 0, 0, &buf, &len, &d) == NPU_OK);
+    for (int k = 0; k < 6; k++) {
+        size_t n = k == 0 ? len / 2 : len;
+        if (k > 0)
+            buf[(len / 7) * k] ^= 0x5A;
+        f = fopen(p, "wb");
+        fwrite(buf, 1, n, f);
+        fclose(f);
+        npu_status st = vw_model_load(&m, p, &d);
+        if (st == NPU_OK) {
+            ck_assert_uint_gt(m.n_events, 0);
+            vw_model_free(&m);
+        } else {
+            ck_assert(strlen(d.msg) > 0);
+        }
+    }
+    npu_free(buf);
+    remove(p);
+}
+END_TEST
+
+START_TEST(t_alloc_fail)
+{
+    trace_path(fx());
+    /* every allocation of a load can fail: an error, no leak (ASan), no crash */
+    for (long n = 1; n < 400; n += 7) {
+        vw_model m;
+        npu_diag d = {0};
+        npu_alloc_fail_after(n);
+        npu_status st = vw_model_load(&m, fx()->path, &d);
+        int failed = npu_alloc_failed();
+        npu_alloc_fail_after(0);
+        if (st == NPU_OK)
+            vw_model_free(&m);
+        else
+            ck_assert(failed);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    if (SDL_Init(0) != 0)
+        return 2;
+    Suite *s = suite_create("viewer");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_model_counts);
+    tcase_add_test(tc, t_track_busy);
+    tcase_add_test(tc, t_flame);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("interaction");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_zoom_pan);
+    tcase_add_test(tc, t_select_range);
+    tcase_add_test(tc, t_search);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pictures");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_picture_timeline);
+    tcase_add_test(tc, t_picture_views);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bad input");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_damaged);
+    tcase_add_test(tc, t_alloc_fail);
+    suite_add_tcase(s, tc);
+    /* the trace is written once, before forking */
+    if (!trace_path(fx()))
+        return 2;
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx()->dir);
+    if (system(cmd) != 0)
+        failed++;
+    SDL_Quit();
+    return failed ? 1 : 0;
+}
