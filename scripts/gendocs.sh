@@ -23,3 +23,4 @@ if [ -x "$BUILD/bin/cfg-docgen" ]; then
     gen docs/config.md cfg-docgen
     gen configs/default.json cfg-docgen --default-json
 fi
+gen docs/counters.md ctr-docgen
