@@ -12,7 +12,7 @@
 # Work unit: (bh, 64-query block), round-robin over the cores (causal
 # blocks differ in cost). A unit walks 64-key tiles t (causal: only
 # t <= query block; the diagonal tile adds a precomputed 0/-inf bias):
-#   M:    S_t = Q K_t^T                 (Q in L0A once per unit; K_t GM -> L0B nd2nz)
+#   M:    S_t = Q K_t^T                 (Q in L0A once per unit; K_t GM -> L1 nd2nz -> L0B)
 #   FIX:  S_t -> UB (fp32, row-major)
 #   V:    S *= scale; m' = max(m, rowmax S); alpha = exp(m - m');
 #         P = exp(S - m'); l = l*alpha + rowsum P; P -> fp16 in ZZ fractals
@@ -23,7 +23,8 @@
 # the next scores while the vector unit does this tile's softmax.
 #
 # Flags (s = slot; "free" flags are set once at the start, waited at the end):
-#   MTE2->M s   K_t in L0B          M->MTE2 s   K slot free
+#   MTE2->MTE1 2+s K_t in L1        MTE1->MTE2 2+s K L1 slot free
+#   MTE1->M 2+s K_t in L0B          M->MTE1 2+s K L0B slot free
 #   MTE2->M 2   Q in L0A            M->MTE2 2   Q free (unit done)
 #   MTE2->MTE1 s V_t in L1          MTE1->MTE2 s V slot free
 #   M->FIX s    S_t in L0C          FIX->M s    S L0C slot free
@@ -79,6 +80,8 @@
     .equ L1_V1, 0x4000
     .equ L1_P0, 0x8000
     .equ L1_P1, 0xa000
+    .equ L1_K0, 0xc000           # K[2] (nd2nz like V)
+    .equ L1_K1, 0x10000
     # UB
     # UB. A vector op never works in place: it reads one buffer and writes
     # another whose 32-byte blocks sit in another bank group (block q is in
@@ -172,32 +175,29 @@
 # ---- issue S_j = Q K_j^T through slot \s (tile index in register \j) ----
 .macro qk s, j
     tileinfo \j
-    # K rows [tp, tp+gp) of head s4 -> L0B_K[s]: one nd2nz per 16 keys
+    # K rows [tp, tp+gp) of head s4 -> L1_K[s] in one nd2nz (column blocks
+    # of 64 keys = 2 KB apart: exactly K^T's ZN fractals with N1 = 4), then
+    # MTE1 copies them to L0B_K[s]
     mul t0, s4, a6
     add t0, t0, tp
     li t1, HD * 2
     mul t0, t0, t1
     add t0, a1, t0               # t0: GM address of the first key
-    addi t2, gp, 15
-    srli t2, t2, 4               # t2: N1 = key groups
-    slli t3, t2, 9               # dst stride N1 * 512
-    slli t3, t3, 32
-    ori t3, t3, HD * 2           # DMA_STRIDES
-    li t4, L0B_K0 + \s * (L0B_K1 - L0B_K0)
-    mv t5, gp
-    wait_flag M, MTE2, \s
-2:  li t1, 16
-    min t6, t5, t1
     li t1, HD * 2
     slli t1, t1, 16
-    or t1, t1, t6                # DMA_CFG: min(16, left) rows of HD*2 bytes
-    mov.gm2l0b.nd2nz.f16 t4, t0, t1, t3
-    addi t4, t4, 512
-    li t1, 16 * HD * 2
-    add t0, t0, t1
-    addi t5, t5, -16
-    blt zero, t5, 2b
-    set_flag MTE2, M, \s
+    or t1, t1, gp                # DMA_CFG: gp rows of HD*2 bytes
+    li t3, (2048 << 32) | (HD * 2)
+    li t4, L1_K0 + \s * (L1_K1 - L1_K0)
+    wait_flag MTE1, MTE2, 2 + \s
+    mov.gm2l1.nd2nz.f16 t4, t0, t1, t3
+    set_flag MTE2, MTE1, 2 + \s
+    dmaflat t1, t3, KD1 * 2048
+    li t5, L0B_K0 + \s * (L0B_K1 - L0B_K0)
+    wait_flag MTE2, MTE1, 2 + \s
+    wait_flag M, MTE1, 2 + \s
+    mov.l12l0b.f16 t5, t4, t1, t3
+    set_flag MTE1, MTE2, 2 + \s
+    set_flag MTE1, M, 2 + \s
     # V rows -> L1_V[s] (nd2nz, column blocks 64 rows = 2 KB apart)
     mul t0, s4, a6
     add t0, t0, tp
@@ -214,8 +214,9 @@
     wait_flag MTE1, MTE2, \s
     mov.gm2l1.nd2nz.f16 t4, t0, t1, t3
     set_flag MTE2, MTE1, \s
-    # M: S = Q K^T, m = nq, k = HD, n = 16 * N1
-    slli t1, t2, 36
+    # M: S = Q K^T, m = nq, k = HD, n = 64 (key rows past the tail are
+    # zero or stale; their columns never leave L0C: FIX takes nv)
+    li t1, BC << 32
     li t0, HD
     slli t0, t0, 16
     or t1, t1, t0
@@ -226,10 +227,10 @@
     li t3, L0C_S0 + \s * (L0C_S1 - L0C_S0)
     li t4, L0A_Q
     li t5, L0B_K0 + \s * (L0B_K1 - L0B_K0)
-    wait_flag MTE2, M, \s
+    wait_flag MTE1, M, 2 + \s
     wait_flag FIX, M, \s
     mmad.f16.f32 t3, t4, t5, t1
-    set_flag M, MTE2, \s
+    set_flag M, MTE1, 2 + \s
     set_flag M, FIX, \s
     # FIX: S -> UB_S[s], nq x nv fp32 rows of 256 bytes
     slli t1, gp, 16
@@ -482,6 +483,8 @@ attention:
     dmaflat t2, t3, 0x8000
     wait_flag V, MTE3, 3
     mov.ub2l1.f32 t0, t1, t2, t3
+    li t0, L1_K0
+    mov.ub2l1.f32 t0, t1, t2, t3
     # both later users of the zeroed slots wait for it directly (MTE2 writes
     # them, MTE1 reads rows MTE2 never writes)
     set_flag MTE3, MTE2, 0
@@ -489,11 +492,11 @@ attention:
     set_flag MTE3, MTE1, 3
     wait_flag MTE3, MTE1, 3
     # every "free" flag starts set
-    set_flag M, MTE2, 0
-    set_flag M, MTE2, 1
     set_flag M, MTE2, 2
     set_flag MTE1, MTE2, 0
     set_flag MTE1, MTE2, 1
+    set_flag MTE1, MTE2, 2
+    set_flag MTE1, MTE2, 3
     set_flag FIX, M, 0
     set_flag FIX, M, 1
     set_flag FIX, M, 2
@@ -511,6 +514,8 @@ attention:
     set_flag MTE1, MTE3, 1
     set_flag M, MTE1, 0
     set_flag M, MTE1, 1
+    set_flag M, MTE1, 2
+    set_flag M, MTE1, 3
     mv s2, s0
     li s9, 0
 10: # ---- unit s2: (bh, query block) ----
@@ -671,11 +676,11 @@ attention:
     add s2, s2, s1
     blt s2, s3, 10b
     # ---- wait every "free" flag once ----
-    wait_flag M, MTE2, 0
-    wait_flag M, MTE2, 1
     wait_flag M, MTE2, 2
     wait_flag MTE1, MTE2, 0
     wait_flag MTE1, MTE2, 1
+    wait_flag MTE1, MTE2, 2
+    wait_flag MTE1, MTE2, 3
     wait_flag FIX, M, 0
     wait_flag FIX, M, 1
     wait_flag FIX, M, 2
@@ -693,6 +698,8 @@ attention:
     wait_flag MTE1, MTE3, 1
     wait_flag M, MTE1, 0
     wait_flag M, MTE1, 1
+    wait_flag M, MTE1, 2
+    wait_flag M, MTE1, 3
 99: halt
 98: trap 1                       # causal needs Sq == Sk; Sk >= 1
     .size attention, . - attention
