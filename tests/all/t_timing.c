@@ -296,6 +296,20 @@ START_TEST(t_deadlock)
 }
 END_TEST
 
+START_TEST(t_barrier_deadlock)
+{
+    /* core 1 halts, core 0 waits at sync_all for it forever: reported, not hung */
+    cfg_machine m;
+    tmh_test_machine(&m);
+    npu_sim *s = tmh_load(&m, "_start:\n mfsr t0, coreid\n bnez t0, out\n sync_all\nout:\n halt\n", 2);
+    npu_diag d = {0};
+    ck_assert_int_eq(tmh_run(s, NPU_MODE_PERF, 0, &d), NPU_EDEADLOCK);
+    ck_assert_msg(strstr(d.msg, "core 0 scalar: at sync_all"), "report: %s", d.msg);
+    ck_assert_msg(!strstr(d.msg, "core 1"), "core 1 ended: %s", d.msg);
+    npu_sim_free(s);
+}
+END_TEST
+
 START_TEST(t_watchdog)
 {
     cfg_machine m;
@@ -542,6 +556,7 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_pipe_barrier_all);
     tcase_add_test(tc, t_sync_all);
     tcase_add_test(tc, t_deadlock);
+    tcase_add_test(tc, t_barrier_deadlock);
     tcase_add_test(tc, t_watchdog);
     tcase_add_test(tc, t_timing_mode_same_cycles);
     tcase_add_test(tc, t_determinism);
