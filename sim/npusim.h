@@ -139,6 +139,9 @@ int sim_cmd_check(int argc, char **argv);
 /* `npusim stat` (sim/cmd_stat.c, the counters' command): run in perf mode and
  * print counters like perf stat. Exit 0 ok, 1 --check failed, 2 bad input. */
 int sim_cmd_stat(int argc, char **argv);
+/* `npusim record` (sim/cmd_record.c, sim/record.h): run in perf mode and write a
+ * trace. 0 ran to the end, 1 fault/deadlock/watchdog (trace written), 2 bad input. */
+int sim_cmd_record(int argc, char **argv);
 
 #ifdef __cplusplus
 }
