@@ -1260,6 +1260,15 @@ void sim_timing_report(const sim_timing_stats *st, npu_buf *b)
     npu_buf_printf(b, "achieved: %.3f TFLOP/s (%" PRIu64 " MACs), %.3f GB/s GM (%" PRIu64 " B)\n",
                    secs > 0 ? 2.0 * (double)macs / secs / 1e12 : 0, macs,
                    secs > 0 ? (double)gm / secs / 1e9 : 0, gm);
+    uint64_t cause[SIM_STALL__COUNT] = { 0 };
+    for (int c = 0; c < st->ncores; c++)
+        for (int p = 0; p < ISA_NPIPES; p++)
+            for (int k = 0; k < SIM_STALL__COUNT; k++)
+                cause[k] += st->core[c].stall[p][k];
+    npu_buf_printf(b, "stall cycles (all cores and pipes):");
+    for (int k = 0; k < SIM_STALL__COUNT; k++)
+        npu_buf_printf(b, " %s %" PRIu64, sim_stall_name(k), cause[k]);
+    npu_buf_printf(b, "\n");
     npu_buf_printf(b, "pipe busy %%:  core      S      V      M   MTE1   MTE2   MTE3    FIX\n");
     for (int c = 0; c < st->ncores; c++) {
         const sim_timing_core_stats *cs = &st->core[c];

@@ -119,7 +119,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
 
 /* The perf report of `npusim run` (text, appended to b): total cycles, time
  * at the configured clock, per core the busy % of each pipe, achieved
- * TFLOP/s (2 x MACs) and GB/s of GM traffic. */
+ * TFLOP/s (2 x MACs) and GB/s of GM traffic, and the stall cycles by cause. */
 void sim_timing_report(const sim_timing_stats *st, npu_buf *b);
 
 #endif
