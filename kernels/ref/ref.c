@@ -516,7 +516,12 @@ int ref_cmd_ref(int argc, char **argv)
     npu_diag_clear(&d);
     npu_status st = g->fn(c, &d);
     if (st) {
-        fprintf(stderr, "npusim ref %s: %s\n", g->name, d.msg);
+        /* generator messages already start with "ref NAME:" by convention */
+        if (!strncmp(d.msg, "ref ", 4))
+            fprintf(stderr, "npusim %s\n", d.msg);
+        else
+            fprintf(stderr, "npusim ref %s: %s\n", g->name, d.msg);
+        rc = st == NPU_EINVAL ? 2 : 1;
         goto out;
     }
     if (!c->kernel[0]) {
