@@ -402,9 +402,22 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
         t->cum = npu_malloc((t->n + 1) * sizeof *t->cum);
         if (!t->cum)
             goto oom;
+        t->maxend = npu_malloc((t->n + 1) * sizeof *t->maxend);
+        t->smaxend = npu_malloc((t->ns + 1) * sizeof *t->smaxend);
+        if (!t->maxend || !t->smaxend)
+            goto oom;
         t->cum[0] = 0;
-        for (size_t k = 0; k < t->n; k++)
+        uint64_t me = 0;
+        for (size_t k = 0; k < t->n; k++) {
             t->cum[k + 1] = t->cum[k] + t->box[k].dur;
+            me = NPU_MAX(me, t->box[k].t0 + t->box[k].dur);
+            t->maxend[k] = me;
+        }
+        me = 0;
+        for (size_t k = 0; k < t->ns; k++) {
+            me = NPU_MAX(me, t->stall[k].t0 + t->stall[k].dur);
+            t->smaxend[k] = me;
+        }
     }
     for (size_t i = 0; i < m->nctr; i++) {
         double mx = 0;
@@ -442,6 +455,8 @@ void vw_model_free(vw_model *m)
         for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++) {
             npu_free(m->tracks[i].box);
             npu_free(m->tracks[i].cum);
+            npu_free(m->tracks[i].maxend);
+            npu_free(m->tracks[i].smaxend);
             npu_free(m->tracks[i].stall);
         }
     npu_free(m->tracks);
@@ -458,20 +473,16 @@ void vw_model_free(vw_model *m)
     memset(m, 0, sizeof *m);
 }
 
-size_t vw_track_first(const vw_box *b, size_t n, uint32_t maxdur, uint64_t t)
+size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t)
 {
-    /* first with t0 >= t - maxdur, then forward to the first that ends after t */
-    uint64_t lo_t = t > maxdur ? t - maxdur : 0;
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].t0 < lo_t)
+        if (maxend[mid] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    while (lo < n && b[lo].t0 + b[lo].dur <= t && b[lo].t0 < t)
-        lo++;
     return lo;
 }
 
@@ -492,22 +503,20 @@ uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b)
 {
     if (b <= a || t->n == 0)
         return 0;
-    /* boxes starting in [a, b) in full, minus the part past b of the last
-     * ones, plus the parts inside of boxes starting before a */
+    /* boxes starting in [a, b) in full, minus their parts past b, plus the
+     * parts inside [a, b) of boxes starting before a; maxend bounds both
+     * backward scans to the boxes that can still overlap */
     size_t i = first_start_ge(t->box, t->n, a), j = first_start_ge(t->box, t->n, b);
     uint64_t s = t->cum[j] - t->cum[i];
-    for (size_t k = j; k-- > i;) {
+    for (size_t k = j; k-- > i && t->maxend[k] > b;) {
         uint64_t e = t->box[k].t0 + t->box[k].dur;
-        if (e <= b)
-            break;
-        s -= e - b;
+        if (e > b)
+            s -= e - b;
     }
-    for (size_t k = i; k-- > 0;) {
+    for (size_t k = i; k-- > 0 && t->maxend[k] > a;) {
         uint64_t e = t->box[k].t0 + t->box[k].dur;
         if (e > a)
             s += NPU_MIN(e, b) - a;
-        if (t->box[k].t0 + t->maxdur < a)
-            break;
     }
     return s;
 }
@@ -602,7 +611,7 @@ typedef struct wrow { uint64_t key, w, count; } wrow;
             const vw_track *tr_ = vw_track_at((m), CORE, PIPE);                           \
             const vw_box *arr_ = (stalls) ? tr_->stall : tr_->box;                        \
             size_t n_ = (stalls) ? tr_->ns : tr_->n;                                      \
-            size_t i_ = vw_track_first(arr_, n_, (stalls) ? tr_->maxsdur : tr_->maxdur, t0); \
+            size_t i_ = vw_track_first((stalls) ? tr_->smaxend : tr_->maxend, n_, t0);  \
             for (; i_ < n_ && arr_[i_].t0 < (t1); i_++) {                                 \
                 const vw_box *B = &arr_[i_];                                              \
                 __VA_ARGS__ \

@@ -216,6 +216,7 @@ void vw_view_free(vw_view *v)
 {
     npu_free(v->collapsed);
     npu_free(v->hits);
+    npu_free(v->ov);
     vw_flame_free(&v->flame);
     vw_table_free(&v->htab);
     vw_table_free(&v->rtab);
@@ -568,7 +569,7 @@ vw_hit vw_hit_test(vw_view *v, int x, int y)
             /* a box under the cursor, or the nearest within 2 px */
             double px = (v->t1 - v->t0) / (vw_time_x1(v) - vw_time_x0(v));
             double tx = vw_x_to_t(v, x), slack = 2 * px;
-            size_t k = vw_track_first(arr, na, stall ? t->maxsdur : t->maxdur,
+            size_t k = vw_track_first(stall ? t->smaxend : t->maxend, na,
                                       tx > slack ? (uint64_t)(tx - slack) : 0);
             size_t best = SIZE_MAX;
             double bd = slack + 1;
@@ -653,21 +654,31 @@ static void draw_overview(vw_view *v, vw_cmds *o)
     int W = (int)(x1 - x0);
     double full = (double)(m->t_end - m->t_min);
     float base = y + h - S(v, 4), hh = h - S(v, 8);
-    /* per pixel: busy cycles of M and of everything (mean over cores and pipes) */
-    for (int px = 0; px < W; px += 1) {
-        uint64_t a = m->t_min + (uint64_t)(full * px / W), z = m->t_min + (uint64_t)(full * (px + 1) / W);
-        if (z <= a)
-            z = a + 1;
-        double all = 0, cube = 0;
-        for (uint32_t c = 0; c < m->ncores; c++)
-            for (unsigned p = 0; p < TRC_NPIPES; p++) {
-                uint64_t b = vw_track_busy(vw_track_at(m, c, p), a, z);
-                all += (double)b;
-                if (p == TRC_PIPE_M)
-                    cube += (double)b;
-            }
-        double den = (double)(z - a) * m->ncores;
-        double fa = NPU_MIN(1.0, all / den / 3.0), fc = NPU_MIN(1.0, cube / den);
+    /* per pixel: busy cycles of M and of everything (mean over cores and
+     * pipes); the whole run does not change, so it is computed once per width */
+    if (v->ov_w != W) {
+        npu_free(v->ov);
+        v->ov = npu_malloc((size_t)(W > 0 ? W : 1) * 2 * sizeof *v->ov);
+        v->ov_w = v->ov ? W : 0;
+        for (int px = 0; v->ov && px < W; px++) {
+            uint64_t a = m->t_min + (uint64_t)(full * px / W), z = m->t_min + (uint64_t)(full * (px + 1) / W);
+            if (z <= a)
+                z = a + 1;
+            double all = 0, cube = 0;
+            for (uint32_t c = 0; c < m->ncores; c++)
+                for (unsigned p = 0; p < TRC_NPIPES; p++) {
+                    uint64_t b = vw_track_busy(vw_track_at(m, c, p), a, z);
+                    all += (double)b;
+                    if (p == TRC_PIPE_M)
+                        cube += (double)b;
+                }
+            double den = (double)(z - a) * m->ncores;
+            v->ov[2 * px] = (float)NPU_MIN(1.0, all / den / 3.0);
+            v->ov[2 * px + 1] = (float)NPU_MIN(1.0, cube / den);
+        }
+    }
+    for (int px = 0; v->ov && px < W; px++) {
+        double fa = v->ov[2 * px], fc = v->ov[2 * px + 1];
         if (fa > 0)
             vw_rect(o, x0 + px, base - (float)(fa * hh), 1, (float)(fa * hh), 0x4A5A70FF);
         if (fc > 0)
@@ -712,7 +723,7 @@ static void draw_axis(vw_view *v, vw_cmds *o, float grid_bottom)
 
 /* One lane of boxes with sub-pixel merging: from each drawn box, skip by
  * binary search to the first box that starts in a later pixel. */
-static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, size_t n, uint32_t maxdur, unsigned pipe,
+static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, const uint64_t *maxend, size_t n, unsigned pipe,
                        float y, float h, int stalls, int labels)
 {
     if (!n)
@@ -720,7 +731,7 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, size_t n, uint32
     double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
     double cpp = (v->t1 - v->t0) / (x1 - x0);  /* cycles per pixel */
     uint64_t lo = v->t0 > 0 ? (uint64_t)v->t0 : 0, hi = v->t1 > 0 ? (uint64_t)ceil(v->t1) : 0;
-    size_t i = vw_track_first(b, n, maxdur, lo);
+    size_t i = vw_track_first(maxend, n, lo);
     while (i < n && b[i].t0 < hi) {
         double bx0 = vw_t_to_x(v, (double)b[i].t0);
         uint64_t end = b[i].t0 + b[i].dur;
@@ -968,7 +979,7 @@ static void box_lines(const vw_view *v, const vw_hit *h, char buf[6][160])
     buf[5][0] = 0;
     if (h->kind == 1) {
         /* the stall (if any) that ends where this instruction starts */
-        size_t k = vw_track_first(t->stall, t->ns, t->maxsdur, b->t0 > 0 ? b->t0 - 1 : 0);
+        size_t k = vw_track_first(t->smaxend, t->ns, b->t0 > 0 ? b->t0 - 1 : 0);
         for (; k < t->ns && t->stall[k].t0 <= b->t0; k++)
             if (t->stall[k].t0 + t->stall[k].dur >= b->t0 && t->stall[k].t0 + t->stall[k].dur <= b->t0 + 1) {
                 snprintf(buf[5], 160, "stalled before: %s, %u cycles", vw_cause_name(m, t->stall[k].op),
@@ -1081,8 +1092,8 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
                     trc_pipe_name(r->pipe));
             vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
             float bh = r->h * 0.62f - 1;
-            draw_boxes(v, o, t->box, t->n, t->maxdur, r->pipe, y + 1, bh, 0, 1);
-            draw_boxes(v, o, t->stall, t->ns, t->maxsdur, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1, 0);
+            draw_boxes(v, o, t->box, t->maxend, t->n, r->pipe, y + 1, bh, 0, 1);
+            draw_boxes(v, o, t->stall, t->smaxend, t->ns, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1, 0);
             vw_clip(o, 0, top, (float)v->w, bot - top);
             vw_line(o, x0, y + r->h - 1, x1, y + r->h - 1, 0x2A2F37FF);
             break;

@@ -37,9 +37,12 @@ typedef struct vw_box {
 typedef struct vw_track {
     vw_box *box;        /* instructions, sorted by t0 */
     uint64_t *cum;      /* cum[i] = busy cycles of box[0..i) (n+1 entries) */
-    uint32_t maxdur;    /* longest box: binary searches back off by it */
+    uint64_t *maxend;   /* maxend[i] = latest end of box[0..i]: non-decreasing, so
+                           "first box that may overlap t" is one binary search */
+    uint32_t maxdur;    /* longest box */
     size_t n, cap;
     vw_box *stall;      /* stalls, sorted by t0 */
+    uint64_t *smaxend;  /* as maxend, for the stalls */
     size_t ns, caps;
     uint32_t maxsdur;
 } vw_track;
@@ -100,8 +103,9 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d); /* tak
 void vw_model_free(vw_model *m);
 static inline vw_track *vw_track_at(const vw_model *m, uint32_t core, unsigned pipe)
 { return &m->tracks[(size_t)core * TRC_NPIPES + pipe]; }
-/* First box with end > t (boxes of a track may overlap by up to maxdur). */
-size_t vw_track_first(const vw_box *b, size_t n, uint32_t maxdur, uint64_t t);
+/* A lower bound for the first box ending after t: every box before it ends
+ * at or before t (maxend is the prefix maximum of the ends). */
+size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t);
 /* Busy cycles of the track inside [a, b). */
 uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
 const char *vw_op_name(const vw_model *m, unsigned op);
@@ -220,6 +224,7 @@ typedef struct vw_view {
     vw_table htab; int htab_dirty;
     vw_table rtab; int rtab_dirty;
     int help, quit;
+    float *ov; int ov_w;    /* overview cache: 2 values (all pipes, cube) per column */
     vw_textm tm;
     char status[160];       /* last message (search result, errors) */
 } vw_view;

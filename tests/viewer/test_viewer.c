@@ -111,7 +111,7 @@ START_TEST(t_track_busy)
         }
         ck_assert_uint_eq(vw_track_busy(t, a, b), ref);
         /* the first box ending after a really is the first */
-        size_t f = vw_track_first(t->box, t->n, t->maxdur, a);
+        size_t f = vw_track_first(t->maxend, t->n, a);
         for (size_t i = 0; i < f && i < t->n; i++)
             ck_assert_uint_le(t->box[i].t0 + t->box[i].dur, a);
     }
