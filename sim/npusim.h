@@ -142,6 +142,9 @@ int sim_cmd_stat(int argc, char **argv);
 /* `npusim record` (sim/cmd_record.c, sim/record.h): run in perf mode and write a
  * trace. 0 ran to the end, 1 fault/deadlock/watchdog (trace written), 2 bad input. */
 int sim_cmd_record(int argc, char **argv);
+/* `npusim sweep` (sim/cmd_sweep.c, sim/sweep.h): many (kernel, config) points
+ * in parallel. 0 every point ok, 1 a point failed, 2 bad input. */
+int sim_cmd_sweep(int argc, char **argv);
 
 #ifdef __cplusplus
 }
