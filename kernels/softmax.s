@@ -1,7 +1,7 @@
 # softmax.s — row softmax: y[r, :] = exp(x[r, :] - max_r) / sum(exp(x[r, :] - max_r))
 #
 #   a0 = x (GM, ROWS x LEN, row-major, dtype of DT)   a1 = y (same shape)
-#   a2 = rows                                           a3 = len (1..8192)
+#   a2 = rows                                           a3 = len (>= 1)
 #   -D F16=1: fp16 in/out (computed in fp32 in UB), default fp32.
 #
 # Rows are split across cores in contiguous ranges (ceil(rows/cores) each).
@@ -10,6 +10,11 @@
 # tile t-1. Rows are loaded with .pad, so a row of any length lands on a
 # 32-byte boundary (pitch LP = len rounded up to 16 elements); V works in
 # counter mask mode (vmaskc len), so the pad lanes are never read.
+# Rows longer than 8192 elements take a two-pass path over chunks of 8192
+# (one chunk per buffer): pass 1 keeps a running max m and sum s (online
+# softmax: s = s * exp(m - m') + sum exp(x - m')), pass 2 reloads each chunk
+# and writes exp(x - m) / s. Pass 1 stores nothing, so its chunks free
+# their buffer through V -> MTE3 -> MTE2 (the same free flag as pass 2).
 #
 # Per tile, with p = tile & 1 (flag id = buffer):
 #   MTE2: wait MTE3->MTE2 p | load buf p | set MTE2->V p
@@ -49,7 +54,12 @@
     .equ UB_RED0, 0x29000       # reduction partials: 8 per repeat (4 KB)
     .equ UB_RED1, 0x2a000       # (pong)
     .equ UB_BRC, 0x2b000        # 8 blocks: block 0 = the row's max / sum
-    .equ UB_RED_END, 0x2b100
+    .equ UB_SM, 0x2b100         # long rows: running max (lane 0)
+    .equ UB_SS, 0x2b200         # running sum
+    .equ UB_SA, 0x2b300         # rescale factor
+    .equ UB_SN, 0x2b400         # new max
+    .equ UB_RED_END, 0x2b500
+    .equ NEGINF, 0xff800000
 
 # Registers kept over the kernel:
 #   s0 core id      s1 cores       s2 LP (padded len)   s3 UB row pitch
@@ -62,11 +72,11 @@
 # vcgadd: 1 cycle a repeat, 8 partials per repeat), then whole repeats
 # (vcmax / vcadd) over the partials until one is left.
 #   t3: partial count; t4/t5: ping-pong scratch addresses
-.macro reduce gop, op, x
-    vmaskc a3
+.macro reduce gop, op, x, cnt=a3, nrep=s10
+    vmaskc \cnt
     li t4, UB_RED0
     \gop t4, \x, s8
-    slli t3, s10, 3
+    slli t3, \nrep, 3
     li t5, UB_RED1
 3:  li t0, 1
     ble t3, t0, 4f
@@ -159,22 +169,121 @@
     vdiv.f32 \y, \x, t0, s9
 .endm
 
+# broadcast lane 0 of UB \src into block 0 of UB_BRC
+.macro bcast src
+    li t0, UB_BRC
+    li t1, \src
+    vcfg t2, 1
+    vbrcb.f32 t0, t1, t2
+.endm
+
+# One chunk [s2, s2 + n) of row s6 through buffer \buf (flag id \id), pass s5
+.macro lchunk id, buf
+    sub t0, a3, s2
+    li t1, LMAX
+    min a4, t0, t1              # a4: elements in the chunk
+    addi s10, a4, 63
+    srli s10, s10, 6
+    mul t0, s6, a3
+    add t0, t0, s2
+    li t1, ES
+    mul t0, t0, t1
+    add a5, a0, t0              # GM source
+    add a6, a1, t0              # GM destination
+    li a7, \buf
+    mul t2, a4, t1              # bytes
+    slli t1, t2, 16
+    ori t1, t1, 1
+    li t2, 0
+    wait_flag MTE3, MTE2, \id
+.if F16
+    mov.gm2ub.pad.f16 a7, a5, t1, t2
+.else
+    mov.gm2ub.pad.f32 a7, a5, t1, t2
+.endif
+    set_flag MTE2, V, \id
+    wait_flag MTE2, V, \id
+.if F16
+    li s11, UB_W1
+    li gp, UB_W2
+    vmaskc a4
+    vcfg t1, 1, 1, 1, 1, 8, 4, 8
+    vconv.f16.f32 s11, a7, t1
+.else
+    mv s11, a7
+    li gp, UB_T + 256           # the buffers are 0 modulo 512
+.endif
+    bnez s5, 6f
+    # pass 1: m' = max(m, max chunk); s = s * exp(m - m') + sum exp(x - m')
+    reduce vcgmax.f32, vcmax.f32, s11, a4, s10
+    li t0, 1
+    vmaskc t0
+    li t1, UB_SN
+    li t2, UB_SM
+    vmax.f32 t1, t2, t4, s8
+    li t3, UB_SA
+    vsub.f32 t3, t2, t1, s8
+    li t5, UB_RED1
+    vexp.f32 t5, t3, s8
+    li t3, UB_SS
+    li t6, UB_SA
+    vmul.f32 t6, t3, t5, s8
+    vmov.f32 t2, t1, s8
+    bcast UB_SM
+    vmaskc a4
+    li t0, UB_BRC
+    vsub.f32 gp, s11, t0, s9
+    vexp.f32 s11, gp, s8
+    reduce vcgadd.f32, vcadd.f32, s11, a4, s10
+    li t0, 1
+    vmaskc t0
+    li t3, UB_SS
+    li t6, UB_SA
+    vadd.f32 t3, t6, t4, s8
+    # nothing to store: free the buffer through MTE3
+    set_flag V, MTE3, \id
+    wait_flag V, MTE3, \id
+    set_flag MTE3, MTE2, \id
+    j 7f
+6:  # pass 2: y = exp(x - m) / s
+    bcast UB_SM
+    vmaskc a4
+    li t0, UB_BRC
+    vsub.f32 gp, s11, t0, s9
+    vexp.f32 s11, gp, s8
+    bcast UB_SS
+    vmaskc a4
+    li t0, UB_BRC
+    vdiv.f32 gp, s11, t0, s9
+.if F16
+    vcfg t1, 1, 1, 1, 1, 4, 8, 8
+    vconv.f32.f16 a7, gp, t1
+.else
+    vmov.f32 a7, gp, s8
+.endif
+    set_flag V, MTE3, \id
+    li t1, ES
+    mul t2, a4, t1
+    slli t1, t2, 16
+    ori t1, t1, 1
+    li t2, 0
+    wait_flag V, MTE3, \id
+.if F16
+    mov.ub2gm.f16 a6, a7, t1, t2
+.else
+    mov.ub2gm.f32 a6, a7, t1, t2
+.endif
+    set_flag MTE3, MTE2, \id
+7:
+.endm
+
     .text
     .globl softmax
     .type softmax, @function
 softmax:
     coreinfo s0, s1
-    li t0, LMAX
-    bgt a3, t0, 9f
     blt a3, zero, 9f
     beqz a3, 8f
-    addi s2, a3, 15
-    andi s2, s2, -16
-    li t0, ES
-    mul s3, s2, t0
-    mul s4, a3, t0
-    li t0, BUFB
-    divu s5, t0, s3
     # this core's rows [s6, s7)
     add t0, a2, s1
     addi t0, t0, -1
@@ -185,8 +294,6 @@ softmax:
     bge s6, s7, 8f
     vcfg s8, 1
     vcfg s9, 1, 1, 1, 0, 8, 8, 0
-    addi s10, a3, 63
-    srli s10, s10, 6
     # the reduction scratch is read 8 elements at a time by vbrcb: give it
     # defined contents once
     li t0, -1
@@ -196,6 +303,17 @@ softmax:
     vdup.f32 t0, zero, t1
     set_flag MTE3, MTE2, 0
     set_flag MTE3, MTE2, 1
+    li t0, LMAX
+    bgt a3, t0, 20f
+    addi s2, a3, 15
+    andi s2, s2, -16
+    li t0, ES
+    mul s3, s2, t0
+    mul s4, a3, t0
+    li t0, BUFB
+    divu s5, t0, s3
+    addi s10, a3, 63
+    srli s10, s10, 6
 1:  tile 0, UB_BUF0
     bge s6, s7, 2f
     tile 1, UB_BUF1
@@ -203,5 +321,31 @@ softmax:
 2:  wait_flag MTE3, MTE2, 0
     wait_flag MTE3, MTE2, 1
 8:  halt
-9:  trap 1                      # len out of range
+9:  trap 1                      # len < 0
+20: # ---- rows longer than LMAX: two passes over chunks ----
+    li tp, 0                    # buffer parity
+21: li t3, 1
+    vmaskc t3
+    vcfg t2, 1
+    li t0, UB_SM
+    li t1, NEGINF
+    vdup.f32 t0, t1, t2         # m = -inf
+    li t0, UB_SS
+    vdup.f32 t0, zero, t2       # s = 0
+    li s5, 0                    # pass
+22: li s2, 0                    # first element of the chunk
+23: bnez tp, 24f
+    lchunk 0, UB_BUF0
+    j 25f
+24: lchunk 1, UB_BUF1
+25: xori tp, tp, 1
+    li t0, LMAX
+    add s2, s2, t0
+    blt s2, a3, 23b
+    addi s5, s5, 1
+    li t0, 2
+    blt s5, t0, 22b
+    addi s6, s6, 1
+    blt s6, s7, 21b
+    j 2b
     .size softmax, . - softmax

@@ -3,7 +3,7 @@
 # outputs (plain C, double) and a launch; `npusim run` runs the kernel and
 # must pass the check (exit 0). Shapes cover tails (len not a multiple of
 # 8/16/64, rows not a multiple of the tile or of the cores), a single
-# element, the longest row, fp32 and fp16, 1 and 2 cores on the small
+# element, the longest one-pass row, long rows (two-pass), fp32 and fp16, 1 and 2 cores on the small
 # machine and 24 cores on the default machine.
 set -u
 : "${NPUSIM:?}" "${NPU_ROOT:?}"
@@ -33,23 +33,26 @@ check 2 "$small" --dtype f32 --rows 700 --len 33
 check 1 "$small" --dtype f16 --rows 19 --len 250
 check 2 "$small" --dtype f16 --rows 301 --len 17
 check 2 "$small" --dtype f16 --rows 9 --len 8191
+# rows longer than 8192: the two-pass chunked path (tails inside a chunk)
+check 2 "$small" --dtype f32 --rows 3 --len 20001
+check 2 "$small" --dtype f16 --rows 3 --len 16385
 check 24 default --dtype f16 --rows 50 --len 200
 check 24 default --dtype f32 --rows 7 --len 300
 
 # the race, memory, init and sync checkers find nothing (a few of the cases
 # above; \`npusim check\` exits 1 on any finding or output mismatch)
-for c in c1 c2 c3 c5; do
+for c in c1 c2 c3 c5 c9; do
     "$NPUSIM" check -q "$tmp/$c/launch.json" > "$tmp/check.log" 2>&1 ||
         { cat "$tmp/check.log"; fail "npusim check finds something in case $c"; }
     grep -q "ERROR SUMMARY: 0 findings" "$tmp/check.log" || { cat "$tmp/check.log"; fail "check summary ($c)"; }
 done
-echo "ok: npusim check clean on cases 1 2 3 5"
+echo "ok: npusim check clean on cases 1 2 3 5 9"
 
 # the check is live: a wrong golden file makes the run fail (exit 1)
 cp "$tmp/c3/x.npy" "$tmp/c3/y_ref.npy"
 "$NPUSIM" run "$tmp/c3/launch.json" > "$tmp/run.log" 2>&1
 [ $? -eq 1 ] || fail "a wrong golden file did not fail the run"
 # a row longer than the kernel supports is refused by the generator
-"$NPUSIM" ref softmax --len 8193 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "len 8193 accepted"
+"$NPUSIM" ref softmax --len 262145 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "len 262145 accepted"
 grep -q "len" "$tmp/ref.log" || fail "len error does not name the option"
 echo "softmax: all passed"
