@@ -100,8 +100,11 @@ static int32_t intern(vw_model *m, stack_map *sm, int32_t parent, const trc_symb
 typedef struct core_ld {
     int32_t chain[64];      /* call chain: stack ids, chain[0] = root (0) */
     int depth;
-    uint64_t last_pc, last_pc_chain;
+    uint64_t last_pc;
     int32_t last_stack;
+    /* (pc, chain) -> stack, direct mapped: a loop's few pcs hit every time */
+    uint64_t c_pc[256];
+    int32_t c_chain[256], c_stack[256];
     /* the stack each function was last called with: an instruction that
      * starts after its function returned is put back under that call */
     const trc_symbol *called[16];
@@ -114,8 +117,9 @@ typedef struct core_ld {
  * function's return still belongs to it), then the label inside it. */
 static int32_t stack_of(vw_model *m, stack_map *sm, core_ld *c, uint64_t pc)
 {
-    if (pc == c->last_pc && (uint64_t)c->chain[c->depth] == c->last_pc_chain)
-        return c->last_stack;
+    unsigned slot = (unsigned)((pc >> 2) ^ (pc >> 10)) & 255;
+    if (c->c_pc[slot] == pc + 1 && c->c_chain[slot] == c->chain[c->depth])
+        return c->c_stack[slot];
     const trc_symbol *fn = trc_reader_function_at(m->r, pc);
     const trc_symbol *lb = trc_reader_label_at(m->r, pc);
     int32_t node = c->chain[c->depth];
@@ -133,9 +137,9 @@ static int32_t stack_of(vw_model *m, stack_map *sm, core_ld *c, uint64_t pc)
         node = intern(m, sm, node, lb);
     if (node < 0)
         return -1;
-    c->last_pc = pc;
-    c->last_pc_chain = (uint64_t)c->chain[c->depth];
-    c->last_stack = node;
+    c->c_pc[slot] = pc + 1;
+    c->c_chain[slot] = c->chain[c->depth];
+    c->c_stack[slot] = node;
     return node;
 }
 
@@ -266,6 +270,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             if (s < 0)
                 goto oom;
             c->last_stack = s;
+            c->last_pc = e.addr;
             uint64_t du = e.t1 > e.t0 ? e.t1 - e.t0 : 0;
             vw_box b = { e.t0, du > UINT32_MAX ? UINT32_MAX : (uint32_t)du, (uint32_t)e.addr,
                          (uint16_t)e.id, (uint16_t)s };

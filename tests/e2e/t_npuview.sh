@@ -1,0 +1,55 @@
+#!/bin/sh
+# npuview end to end: headless pictures of every view of a synthetic trace
+# (PNG of the asked size), a range, HiDPI scale, --bench JSON, and clear
+# errors for a damaged trace and bad options.
+set -u
+: "${NPU_BUILD:?}" "${NPU_ROOT:?}"
+V="$NPU_BUILD/bin/npuview"
+S="$NPU_BUILD/bin/npt-synth"
+[ -x "$V" ] || { echo "FAIL: no $V"; exit 1; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cd "$NPU_ROOT" || exit 1
+
+"$S" -o "$tmp/s.npt" --events 30000 --cores 4 >/dev/null || fail "npt-synth"
+png_size() {  # file -> "W H" from the IHDR chunk
+    od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%d %d\n", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8 }'
+}
+for v in timeline flame hotspots counters; do
+    "$V" --screenshot "$tmp/$v.png" --view $v "$tmp/s.npt" 2>"$tmp/err" || { cat "$tmp/err"; fail "--view $v"; }
+    [ "$(head -c 8 "$tmp/$v.png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ] || fail "$v: not a PNG"
+    [ "$(png_size "$tmp/$v.png")" = "1280 800" ] || fail "$v: size $(png_size "$tmp/$v.png")"
+done
+"$V" --screenshot "$tmp/r.png" --range 1000:9000 --size 900x600 "$tmp/s.npt" || fail "--range"
+[ "$(png_size "$tmp/r.png")" = "900 600" ] || fail "--size 900x600 gave $(png_size "$tmp/r.png")"
+"$V" --screenshot "$tmp/h.png" --scale 2 --size 2560x1600 "$tmp/s.npt" || fail "--scale 2"
+[ "$(png_size "$tmp/h.png")" = "2560 1600" ] || fail "HiDPI size"
+ls "$tmp"/*.tmp.* >/dev/null 2>&1 && fail "temp files left behind"
+
+# --bench: one JSON object with load and frame percentiles
+"$V" --bench "$tmp/s.npt" > "$tmp/b.json" || fail "--bench"
+python3 -c "
+import json,sys; d=json.load(open(sys.argv[1]))
+assert d['events'] == 30000, d
+for k in ('load_s','build_ms_p50','build_ms_p99','frame_ms_p50','frame_ms_p99'): assert d[k] >= 0, k
+" "$tmp/b.json" || fail "--bench JSON"
+
+# damaged and missing traces: exit 1 with a message naming the file, no PNG
+head -c 100 "$tmp/s.npt" > "$tmp/cut.npt"
+if "$V" --screenshot "$tmp/x.png" "$tmp/cut.npt" 2>"$tmp/err"; then fail "cut trace accepted"; fi
+grep -q "cut.npt" "$tmp/err" || { cat "$tmp/err"; fail "message does not name the file"; }
+[ -e "$tmp/x.png" ] && fail "PNG written for a bad trace"
+printf 'not a trace\n' > "$tmp/txt.npt"
+"$V" --screenshot "$tmp/x.png" "$tmp/txt.npt" 2>"$tmp/err" && fail "text accepted"
+[ -s "$tmp/err" ] || fail "no message for a text file"
+"$V" --screenshot "$tmp/x.png" "$tmp/none.npt" 2>/dev/null && fail "missing file accepted"
+
+# options
+"$V" --view nope "$tmp/s.npt" 2>"$tmp/err"; [ $? -eq 2 ] || fail "--view nope"
+grep -q "timeline" "$tmp/err" || fail "--view message"
+"$V" --range 9:3 "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "--range 9:3"
+"$V" --size 10x10 "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "--size 10x10"
+"$V" --frobnicate "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "unknown option"
+"$V" --help | grep -q -- "--screenshot" || fail "--help"
+echo "t_npuview: ok"
