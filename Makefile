@@ -172,5 +172,11 @@ bench: deps
 docs: all
 	@sh scripts/gendocs.sh $(BUILD)
 
+# libFuzzer targets (tests/fuzz/, clang ASan+UBSan, into build-fuzz/), each
+# run FUZZ_SECONDS; seeds are made with this BUILD's npusim. docs/reliability.md.
+FUZZ_SECONDS ?= 60
+fuzz: $(BINDIR)/npusim $(ALLTOOLS)
+	@sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+
 clean:
 	rm -rf build build-asan build-fuzz
