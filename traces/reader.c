@@ -373,7 +373,7 @@ static int cmp_sym(const void *a, const void *b)
 
 static int parse_meta(trc_reader *r, const uint8_t *p, size_t n, uint64_t off)
 {
-    trc_cur c = { p, p + n, 0 };
+    trc_cur c = { p, p ? p + n : p, 0 };  /* p is NULL for a lost meta chunk: NULL + 0 is UB */
     size_t cap_syms = 0;
     while (c.p < c.end) {
         uint64_t tag = trc_get_uv(&c), len = trc_get_uv(&c);
