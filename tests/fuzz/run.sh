@@ -84,15 +84,26 @@ for t in $TARGETS; do
     esac
     mkdir -p "$FB/corpus/$t"
     echo "fuzz: $t for ${SECS}s (seeds: $(ls "$S/$seeds" | wc -l) files)"
-    NPU_ROOT=$ROOT ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-        $FB/bin/$t -max_total_time="$SECS" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$FB/artifacts/$t-" \
-        "$FB/corpus/$t" "$S/$seeds" >"$FB/logs/$t.log" 2>&1
-    st=$?
-    grep -E '^Done [0-9]+ runs' "$FB/logs/$t.log" | sed "s/^/fuzz: $t: /"
-    if [ $st -ne 0 ]; then
-        rc=1; echo "fuzz: $t FOUND SOMETHING (exit $st): see $FB/logs/$t.log, $FB/artifacts/"
-        grep -E 'ERROR|SUMMARY|runtime error' "$FB/logs/$t.log" | head -5
-    fi
+    # A finding stops libFuzzer; the target is restarted for the rest of its
+    # time (the finding is kept in artifacts/), so one crash does not end
+    # the run. Each session's "Done N runs in S second(s)" line is printed.
+    start=$(date +%s); left=$SECS; session=0; : >"$FB/logs/$t.log"
+    while [ "$left" -gt 0 ]; do
+        session=$((session + 1))
+        NPU_ROOT=$ROOT ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+            $FB/bin/$t -max_total_time="$left" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="$FB/artifacts/$t-" \
+            "$FB/corpus/$t" "$S/$seeds" >"$FB/logs/$t.$session.log" 2>&1
+        st=$?
+        cat "$FB/logs/$t.$session.log" >>"$FB/logs/$t.log"
+        grep -E '^Done [0-9]+ runs' "$FB/logs/$t.$session.log" | sed "s/^/fuzz: $t: /"
+        if [ $st -ne 0 ]; then
+            rc=1; echo "fuzz: $t FOUND SOMETHING (exit $st): see $FB/logs/$t.$session.log, $FB/artifacts/"
+            grep -E 'ERROR|SUMMARY|runtime error' "$FB/logs/$t.$session.log" | head -5
+            grep -E '^Test unit written' "$FB/logs/$t.$session.log"
+        fi
+        [ $st -eq 0 ] && break
+        left=$((SECS - ($(date +%s) - start)))
+    done
 done
 exit $rc
