@@ -3,13 +3,13 @@
 #   mean_r = sum_j x[r, j] / len,  var_r = sum_j (x[r, j] - mean_r)^2 / len
 #
 #   a0 = x (GM, rows x len, row-major)   a1 = gamma (len)   a2 = beta (len)
-#   a3 = y (rows x len)                   a4 = rows          a5 = len (1..4096)
+#   a3 = y (rows x len)                   a4 = rows          a5 = len (1..8192)
 #   a6 = eps as fp32 bits (e.g. 0x3727c5ac = 1e-5)
 #   -D F16=1: fp16 x, gamma, beta, y (computed in fp32 in UB); default fp32.
 #
 # Tiling, split and synchronisation are those of softmax.s: contiguous row
-# ranges per core, tiles of whole rows (up to 48 KB) through two UB
-# buffers, rows loaded with .pad at a 16-element pitch, counter-mode masks
+# ranges per core, tiles of whole rows (up to 40 KB, fp16 24 KB) through two UB
+# buffers (40 KB, fp16 24 KB), rows loaded with .pad at a 16-element pitch, counter-mode masks
 # for the tail. The variance is two-pass (centre first, then square), so it
 # does not cancel. 1/len is never rounded: len is converted to fp32 on the
 # vector unit (exact) and the sums are divided by it.
@@ -30,21 +30,35 @@
 .else
     .equ ES, 4
 .endif
-    .equ LMAX, 4096
-    .equ BUFB, 0xc000           # one tile buffer: 48 KB
-    .equ UB_BUF0, 0x00000
-    .equ UB_BUF1, 0x0c000
+    .equ LMAX, 8192             # 128 fp32 repeats: counter mode allows 255
 # No vector op works in place (a write into the bank group of a read costs
 # a cycle per beat): the chain alternates between the row and a partner
 # 256 bytes off modulo 512 (UB block q is in bank group q % 16).
-    .equ UB_WORK, 0x18000       # fp16: the row in fp32 (W1); fp32: scratch
-    .equ UB_W2, 0x1c100         # fp16: the partner of W1
-    .equ UB_GAMMA, 0x20200      # gamma in fp32
-    .equ UB_BETA, 0x24400       # beta in fp32
-    .equ UB_RED0, 0x28400       # reduction partials: 8 per repeat (2 KB)
-    .equ UB_RED1, 0x28c00       # (pong)
-    .equ UB_BRC, 0x28d00        # 8 blocks: block 0 = broadcast value
-    .equ UB_LEN, 0x28e00        # len as s32, then as fp32 (lane 0)
+.if F16
+    .equ BUFB, 0x6000           # one tile buffer: 24 KB of fp16
+    .equ UB_BUF0, 0x00000
+    .equ UB_BUF1, 0x06000
+    .equ UB_WORK, 0x0c000       # the row in fp32 (W1), 32 KB
+    .equ UB_W2, 0x14100         # the partner of W1
+    .equ UB_GAMMA, 0x1c280      # gamma in fp32, 32 KB
+.else
+    .equ BUFB, 0xa000           # one tile buffer: 40 KB
+    .equ UB_BUF0, 0x00000
+    .equ UB_BUF1, 0x0a000
+    .equ UB_WORK, 0x14000       # scratch row (+ up to 512 B of offset)
+    .equ UB_GAMMA, 0x1c280      # gamma in fp32, 32 KB
+.endif
+# gamma and beta sit at 128 modulo 512 (the fp16 work rows at 0 and 256,
+# so neither is in the bank group an op writes) and off the work rows'
+# banks (bank = block % 48)
+    .equ UB_BETA, UB_GAMMA + 0x8000 + 0x200     # beta in fp32
+    .equ UB_RED0, UB_BETA + 0x8000 + 0x200      # reduction partials: 8 per repeat (4 KB)
+    .equ UB_RED1, UB_RED0 + 0x1000              # (pong)
+    .equ UB_BRC, UB_RED1 + 0x100                # 8 blocks: block 0 = broadcast value
+    .equ UB_LEN, UB_BRC + 0x100                 # len as s32, then as fp32 (lane 0)
+.if UB_LEN + 0x100 > 0x30000
+    .error "UB layout does not fit 192 KB"
+.endif
 
 # reduce x: sum of the fp32 row at register x (len elements) into lane 0
 # of the scratch at t4: vcgadd per 32-byte block (1 cycle a repeat, 8

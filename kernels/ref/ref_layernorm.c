@@ -29,8 +29,8 @@ npu_status ref_gen_layernorm(ref_ctx *c, npu_diag *d)
         return st;
     if (rows < 1 || rows > (1 << 20))
         return npu_errf(d, NPU_EINVAL, "ref layernorm: --rows %lld: need 1..2^20", (long long)rows);
-    if (len < 1 || len > 4096)   /* layernorm.s: a row in one counter-mode op */
-        return npu_errf(d, NPU_EINVAL, "ref layernorm: --len %lld: need 1..4096", (long long)len);
+    if (len < 1 || len > 8192)   /* layernorm.s: a row in one counter-mode op */
+        return npu_errf(d, NPU_EINVAL, "ref layernorm: --len %lld: need 1..8192", (long long)len);
     if (eps_e9 < 0 || eps_e9 > 1000000000)
         return npu_errf(d, NPU_EINVAL, "ref layernorm: --eps_e9 %lld: need 0..1e9 (eps in units of 1e-9)",
                         (long long)eps_e9);

@@ -28,11 +28,11 @@ check() {  # cores config|default generator-options...
 check 1 "$small" --dtype f32 --rows 8 --len 64
 check 1 "$small" --dtype f32 --rows 5 --len 1
 check 2 "$small" --dtype f32 --rows 37 --len 100
-check 2 "$small" --dtype f32 --rows 3 --len 4096 --eps_e9 1000000
+check 2 "$small" --dtype f32 --rows 3 --len 8192 --eps_e9 1000000
 check 2 "$small" --dtype f32 --rows 500 --len 33
 check 1 "$small" --dtype f16 --rows 19 --len 250
 check 2 "$small" --dtype f16 --rows 301 --len 17
-check 2 "$small" --dtype f16 --rows 9 --len 4095
+check 2 "$small" --dtype f16 --rows 9 --len 8191
 check 24 default --dtype f16 --rows 50 --len 768
 check 24 default --dtype f32 --rows 7 --len 300
 
@@ -50,6 +50,6 @@ cp "$tmp/c3/x.npy" "$tmp/c3/y_ref.npy"
 "$NPUSIM" run "$tmp/c3/launch.json" > "$tmp/run.log" 2>&1
 [ $? -eq 1 ] || fail "a wrong golden file did not fail the run"
 # a row longer than the kernel supports is refused by the generator
-"$NPUSIM" ref layernorm --len 4097 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "len 4097 accepted"
+"$NPUSIM" ref layernorm --len 8193 -o "$tmp/bad" > "$tmp/ref.log" 2>&1 && fail "len 8193 accepted"
 grep -q "len" "$tmp/ref.log" || fail "len error does not name the option"
 echo "layernorm: all passed"
