@@ -7,7 +7,8 @@
  * dtype. The kernel computes in fp32 (fp16 widened exactly): pairwise fp32
  * sums (relative error <= log2(len) * 2^-24), the centring, the square,
  * vrsqrt (one rounding) and three more roundings (* rstd, * gamma, + beta).
- * With |x|, |gamma|, |beta| <= 4 and unit-scale xhat, every term is a few
+ * With |x| <= 7 (a per-row offset), |gamma|, |beta| <= 2 and unit-scale
+ * xhat, every term is a few
  * fp32 ulps of a value <= ~20, so |err| <= ~1e-5 absolute; rtol 1e-5, atol
  * 2e-5 for fp32 (atol for results near zero, where beta cancels
  * xhat*gamma). fp16 adds the output rounding (2^-11 relative) and the
