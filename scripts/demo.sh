@@ -13,3 +13,15 @@ echo "== npusim asm kernels/examples/sample.s -I kernels/include -o $OUT/sample.
 "$NPUSIM" asm kernels/examples/sample.s -I kernels/include -o "$OUT/sample.elf"
 echo "== npusim dis $OUT/sample.elf"
 "$NPUSIM" dis "$OUT/sample.elf"
+# npuview: pictures of the demo GEMM's trace (headless, 1280x800), once
+# `npusim record` and npuview are built.
+NPUVIEW="$BUILD/bin/npuview"
+if [ -x "$NPUVIEW" ] && "$NPUSIM" record 2>&1 | grep -q "record"; then
+    echo "== npusim ref gemm (512^3 f16, 24 cores) + npusim record --level mem + npuview --screenshot"
+    "$NPUSIM" ref gemm --dtype f16 --out f32 --m 512 --n 512 --k 512 --cores 24 -o "$OUT/npuview-gemm" >/dev/null
+    "$NPUSIM" record -o "$OUT/npuview-gemm.npt" --level mem "$OUT/npuview-gemm/launch.json"
+    for v in timeline flame hotspots counters; do
+        "$NPUVIEW" --screenshot "$OUT/npuview-$v.png" --view $v "$OUT/npuview-gemm.npt"
+        echo "   $OUT/npuview-$v.png"
+    done
+fi

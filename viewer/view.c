@@ -130,9 +130,18 @@ static size_t layout(const vw_view *v, row *rows, size_t max)
     size_t n = 0;
     float y = 0;
 #define ADD(K, C, P, H) do { if (n < max) rows[n++] = (row){ K, C, P, y, S(v, H) }; y += S(v, H); } while (0)
+    /* counter tracks: the bandwidth counters (names with "bytes") when the
+     * trace has any, since per-core utilisation is in the core rows; else
+     * every sampled counter but the cycle count; at most 8 */
+    int bw = 0, nct = 0;
     for (size_t i = 0; i < m->nctr; i++)
-        if (m->ctr[i].max_rate > 0 && strcmp(m->ctr[i].name, "cycles") != 0)
+        bw |= m->ctr[i].max_rate > 0 && strstr(m->ctr[i].name, "bytes") != NULL;
+    for (size_t i = 0; i < m->nctr && nct < 8; i++)
+        if (m->ctr[i].max_rate > 0 && strcmp(m->ctr[i].name, "cycles") != 0 &&
+            (!bw || strstr(m->ctr[i].name, "bytes"))) {
             ADD(ROW_CTR, (uint32_t)i, 0, CTR_H);
+            nct++;
+        }
     for (uint32_t c = 0; c < m->ncores; c++) {
         int any = 0;
         for (unsigned p = 0; p < TRC_NPIPES; p++)
