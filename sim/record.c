@@ -322,7 +322,8 @@ static void on_dispatch(void *user, int c, uint64_t seq, const sim_op *op, uint6
         pp->head = 0;
         for (size_t i = 0; i < pp->n; i++)
             pp->q[i].r0 -= r0;
-        memmove(pp->r, pp->r + r0, (pp->rn - r0) * sizeof *pp->r);
+        if (pp->rn > r0)
+            memmove(pp->r, pp->r + r0, (pp->rn - r0) * sizeof *pp->r);
         pp->rn -= r0;
     }
     if (pp->n == pp->cap) {
