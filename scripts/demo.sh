@@ -13,6 +13,15 @@ echo "== npusim asm kernels/examples/sample.s -I kernels/include -o $OUT/sample.
 "$NPUSIM" asm kernels/examples/sample.s -I kernels/include -o "$OUT/sample.elf"
 echo "== npusim dis $OUT/sample.elf"
 "$NPUSIM" dis "$OUT/sample.elf"
+# The GEMM demo run, recorded: a trace for Perfetto (gemm.json) and flame graphs (gemm.folded).
+echo "== npusim ref gemm (256^3 f16 -> f32, 24 cores) + npusim run + npusim record -o $OUT/gemm.npt"
+"$NPUSIM" ref gemm --dtype f16 --out f32 --m 256 --n 256 --k 256 --cores 24 --seed 1 -o "$OUT/gemm" >/dev/null
+"$NPUSIM" run "$OUT/gemm/launch.json"
+"$NPUSIM" record -o "$OUT/gemm.npt" "$OUT/gemm/launch.json"
+"$NPUSIM" trace info "$OUT/gemm.npt"
+"$NPUSIM" trace export --format chrome "$OUT/gemm.npt" -o "$OUT/gemm.json"
+"$NPUSIM" trace export --format folded "$OUT/gemm.npt" -o "$OUT/gemm.folded"
+echo "   $OUT/gemm.json (open in https://ui.perfetto.dev), $OUT/gemm.folded (flamegraph.pl, speedscope)"
 # npuview: pictures of the demo GEMM's trace (headless, 1280x800), once
 # `npusim record` and npuview are built.
 NPUVIEW="$BUILD/bin/npuview"
