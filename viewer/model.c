@@ -354,10 +354,16 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             }
             ctr_last *l = &last[key];
             if (l->seen && e.t0 > l->t && e.val >= l->v) {
-                size_t bi = (size_t)(e.t0 / m->ctr_width);
-                if (bi < m->ctr[e.id].nbins)
-                    m->ctr[e.id].bin[bi] += (double)(e.val - l->v) * (double)m->ctr_width /
-                                            (double)(e.t0 - l->t);
+                /* the delta since the unit's last sample, spread evenly over
+                 * the bins that interval covers (totals stay exact) */
+                double delta = (double)(e.val - l->v), span = (double)(e.t0 - l->t);
+                uint64_t w = m->ctr_width;
+                vw_counter *k = &m->ctr[e.id];
+                for (uint64_t bi = l->t / w; bi <= (e.t0 - 1) / w && bi < k->nbins; bi++) {
+                    uint64_t a = NPU_MAX(l->t, bi * w), z = NPU_MIN(e.t0, (bi + 1) * w);
+                    if (z > a)
+                        k->bin[bi] += delta * (double)(z - a) / span;
+                }
             }
             l->seen = 1;
             l->t = e.t0;

@@ -1308,14 +1308,21 @@ static void kv(vw_view *v, vw_cmds *o, float x, float *y, const char *k, const c
 
 static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
 {
-    /* GM traffic: the counter whose name says bytes (hbm/gm), else MEM events */
-    for (size_t i = 0; i < m->nctr; i++)
-        if (strstr(m->ctr[i].name, "bytes")) {
-            double s = 0;
+    /* GM traffic: the counters whose names say GM or HBM bytes (read and
+     * write summed; "hbm" ones when there are no "gm" ones), else MEM events */
+    double s = 0;
+    int any = 0;
+    for (int pass = 0; pass < 2 && !any; pass++)
+        for (size_t i = 0; i < m->nctr; i++) {
+            const char *n = m->ctr[i].name;
+            if (!strstr(n, "bytes") || !strstr(n, pass ? "hbm" : "gm"))
+                continue;
+            any = 1;
             for (size_t k = (size_t)(a / m->ctr_width); k < m->ctr[i].nbins && k * m->ctr_width < z; k++)
                 s += m->ctr[i].bin[k];
-            return s;
         }
+    if (any)
+        return s;
     if (a <= m->t_min && z >= m->t_end)
         return (double)m->mem_bytes;
     return m->mem_bytes * (double)(z - a) / (double)(m->t_end - m->t_min);
