@@ -650,20 +650,16 @@ static void child_free(child_res *r)
     npu_buf_free(&r->err);
 }
 
-/* The last non-empty line of a child's stderr: its message. */
-static void last_line(const char *s, char *buf, size_t cap)
+/* The first non-empty line of a child's stderr: its message (a fault or
+ * deadlock report puts its one-line summary first, details after). */
+static void first_line(const char *s, char *buf, size_t cap)
 {
-    buf[0] = 0;
-    const char *end = s + strlen(s);
-    while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-        end--;
-    const char *start = end;
-    while (start > s && start[-1] != '\n')
-        start--;
-    size_t n = (size_t)(end - start);
+    while (*s == '\n' || *s == '\r' || *s == ' ')
+        s++;
+    size_t n = strcspn(s, "\r\n");
     if (n >= cap)
         n = cap - 1;
-    memcpy(buf, start, n);
+    memcpy(buf, s, n);
     buf[n] = 0;
 }
 
@@ -705,7 +701,7 @@ static const char *judge(const child_res *c, const char *what, char *msg, size_t
         snprintf(msg, cap, "%s: killed by signal %d", what, c->sig);
         return "error";
     }
-    last_line((const char *)c->err.data, msg, cap);
+    first_line((const char *)c->err.data, msg, cap);
     return c->code == 0 ? "ok" : "error";
 }
 
@@ -764,7 +760,7 @@ npu_status sweep_run_point(const char *exe, const sweep_point *p, size_t index, 
         status = judge(&c, "run", msg, sizeof msg, &code);
         if (!strcmp(status, "error") && c.exited && c.code == 1) {
             status = "fail"; /* an output mismatched its --expect */
-            last_line((const char *)c.out.data, msg, sizeof msg);
+            first_line((const char *)c.out.data, msg, sizeof msg);
         }
         child_free(&c);
     }
