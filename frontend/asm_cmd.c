@@ -115,8 +115,8 @@ int asm_cmd_asm(int argc, char **argv)
     npu_buf_free(&b);
     if (s == NPU_OK) {
         s = elf_write(outp, &o, &d);
-        if (s)
-            fprintf(stderr, "npusim asm: %s\n", d.msg);
+        if (s)  /* name the source too: the problem (e.g. no .text) is in it */
+            fprintf(stderr, "npusim asm: %s: %s\n", in, d.msg);
     } else if (o.nerrors) {
         fprintf(stderr, "npusim asm: %zu error%s; %s not written\n", o.nerrors, o.nerrors == 1 ? "" : "s",
                 outp);
@@ -240,7 +240,8 @@ int asm_cmd_dis(int argc, char **argv)
     }
     elf_free(&img);
     if (bad) {
-        fprintf(stderr, "npusim dis: %d word%s of .text are not legal instructions\n", bad, bad == 1 ? "" : "s");
+        fprintf(stderr, "npusim dis: %s: %d word%s of .text are not legal instructions\n", in, bad,
+                bad == 1 ? "" : "s");
         return 1;
     }
     return 0;
