@@ -1,0 +1,116 @@
+#!/bin/sh
+# The malformed-input corpus (tests/malformed/, made by scripts/gen_malformed.py)
+# through the CLI, one command per format (two for ELF and traces). Each file
+# must give: a non-zero exit of the command's documented status for bad input,
+# never a signal, a sanitizer report or a hang (every run under timeout); a
+# first stderr line that names the file (or the file it refers to) and says
+# what is wrong; and no output file, partial or temporary, left behind.
+#
+# Exit status for bad input, by command (docs of each command): run and memsim
+# exit 2; asm, dis, config --check and trace exit 1 (their "failed" status).
+set -u
+: "${NPUSIM:?}" "${NPU_ROOT:?}"
+M=$NPU_ROOT/tests/malformed
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# sanitizer reports get their own exit codes, so they cannot pass as "bad input"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}:halt_on_error=1:exitcode=87"
+TO=${MALFORMED_TIMEOUT:-30}
+nfail=0; nrun=0; nfiles=0; nknown=0
+# Launch files whose error message names the key but not the launch file
+# (npusim run's messages; reported in docs/reliability.md, not yet fixed).
+KNOWN_NONAME="expect-unknown-arg.json kernel-missing.json out-shape-huge.json"
+"$NPUSIM" asm "$M/scale.s" -o "$tmp/scale.elf" || { echo "FAIL: cannot assemble scale.s"; exit 1; }
+# a.npy: int32 [0..7], the valid input next to the malformed ones
+python3 -c '
+import struct, sys
+h = "{\x27descr\x27: \x27<i4\x27, \x27fortran_order\x27: False, \x27shape\x27: (8,), }"
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+sys.stdout.buffer.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode()
+                        + struct.pack("<8i", *range(8)))' > "$tmp/a.npy" || exit 1
+
+# check FILE WANT_RC OUTPUT|- NAMES -- CMD... : run one command on one file.
+# NAMES is a |-separated list of strings one of which the first stderr line
+# must contain (the input's name, or a file the input names).
+check() {
+    f=$1 want=$2 out=$3 names=$4; shift 5
+    nrun=$((nrun + 1))
+    rm -f "$tmp/err"
+    timeout "$TO" "$@" > /dev/null 2> "$tmp/err"
+    rc=$?
+    why=""
+    if [ $rc -eq 124 ]; then why="hang (timeout ${TO}s)"
+    elif [ $rc -gt 128 ]; then why="killed by signal $((rc - 128))"
+    elif [ $rc -eq 86 ] || [ $rc -eq 87 ]; then why="sanitizer report"
+    elif [ $rc -eq 0 ]; then
+        # a fuzz regression may be an input the tool rightly accepts (a
+        # damaged trace opens): its point is not crashing
+        case $(basename "$f") in fuzz-*) rm -f "$tmp"/*.tmp.* "$out" 2>/dev/null; return 0 ;; esac
+        why="accepted (exit 0)"
+    elif [ $rc -ne "$want" ]; then why="exit $rc, want $want"
+    fi
+    line=$(head -n 1 "$tmp/err")
+    if [ -z "$why" ]; then
+        ok=0
+        IFS='|'; for n in $names; do case "$line" in *"$n"*) ok=1 ;; esac; done; unset IFS
+        if [ $ok -eq 0 ]; then
+            case " $KNOWN_NONAME " in
+                *" $(basename "$f") "*) nknown=$((nknown + 1))
+                    echo "KNOWN: ${f#"$NPU_ROOT"/}: message does not name the launch file: '$line'" ;;
+                *) why="first stderr line does not name the file: '$line'" ;;
+            esac
+        fi
+    fi
+    if [ -z "$why" ] && [ "$out" != - ] && [ -e "$out" ]; then why="output $out left behind"; fi
+    if [ -z "$why" ] && ls "$tmp" | grep -q '\.tmp\.'; then why="temporary file left: $(ls "$tmp" | grep '\.tmp\.')"; fi
+    if [ -n "$why" ]; then
+        nfail=$((nfail + 1))
+        echo "FAIL: ${f#"$NPU_ROOT"/}: $*: $why"
+        sed -n '1,5s/^/   | /p' "$tmp/err"
+    fi
+    rm -f "$tmp"/*.tmp.* "$out" 2>/dev/null
+    return 0
+}
+
+for f in "$M"/asm/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 1 "$tmp/o.elf" "$b|no/such/file.inc" -- "$NPUSIM" asm "$f" -o "$tmp/o.elf"
+done
+for f in "$M"/elf/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 1 - "$b" -- "$NPUSIM" dis "$f"
+    check "$f" 2 "$tmp/c.npy" "$b" -- "$NPUSIM" run "$f" --max-cycles 100000 --arg A="$tmp/a.npy" \
+        --arg M=3 --out C="$tmp/c.npy":int32[8] --arg N=8
+done
+for f in "$M"/config/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 1 - "$b" -- "$NPUSIM" config --check "$f"
+done
+for f in "$M"/launch/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    # relative paths in a launch file resolve against its folder: run it
+    # from a copy next to scale.elf and a.npy
+    cp "$f" "$tmp/$b"
+    check "$f" 2 "$tmp/c.npy" "$b|no-such.elf|nope.npy|no-such-config.json|scale.elf|a.npy|$tmp/" -- \
+        "$NPUSIM" run "$tmp/$b"
+    rm -f "$tmp/$b"
+done
+for f in "$M"/npy/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 2 "$tmp/c.npy" "$b" -- "$NPUSIM" run "$tmp/scale.elf" --cores 2 --arg A="$f" --arg M=3 \
+        --out C="$tmp/c.npy":int32[8] --arg N=8
+done
+for f in "$M"/trace/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 1 - "$b" -- "$NPUSIM" trace info "$f"
+    check "$f" 1 "$tmp/o.csv" "$b" -- "$NPUSIM" trace export --format csv "$f" -o "$tmp/o.csv"
+done
+for f in "$M"/memtrace/*; do
+    nfiles=$((nfiles + 1)); b=$(basename "$f")
+    check "$f" 2 - "$b" -- "$NPUSIM" memsim --config "$NPU_ROOT/configs/small.json" "$f"
+done
+
+[ $nfiles -ge 200 ] || { echo "FAIL: only $nfiles corpus files (want >= 200)"; nfail=$((nfail + 1)); }
+echo "malformed: $nfiles files, $nrun runs, $nfail failures, $nknown known message gaps"
+[ $nfail -eq 0 ]

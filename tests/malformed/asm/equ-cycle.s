@@ -1,0 +1,3 @@
+.equ A, B
+.equ B, A
+ li t0, A

@@ -1,0 +1,2 @@
+.data
+.fill 0x7fffffff, 8, 0

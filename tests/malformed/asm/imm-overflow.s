@@ -1,0 +1,1 @@
+li t0, 0x1ffffffffffffffffffff

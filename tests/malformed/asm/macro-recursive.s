@@ -1,0 +1,4 @@
+.macro m
+ m
+.endm
+ m

@@ -1,0 +1,2 @@
+.section .weird
+ halt

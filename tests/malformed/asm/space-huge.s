@@ -1,0 +1,2 @@
+.data
+.space 0x7fffffffffffffff

@@ -1,0 +1,2 @@
+# scale.s — the valid kernel tests/e2e/t_malformed.sh runs malformed .npy
+# inputs and launch files against: C[i] = A[i] * M over N

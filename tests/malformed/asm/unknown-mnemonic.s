@@ -1,0 +1,1 @@
+frobnicate t0, t1

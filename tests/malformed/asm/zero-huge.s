@@ -1,0 +1,2 @@
+.bss
+.zero 0xffffffffffff
