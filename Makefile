@@ -117,7 +117,7 @@ $(BINDIR)/test-viewer: $(patsubst %.c,$(OBJDIR)/%.o,$(TESTSRC_viewer)) $(VIEWER_
 endif
 
 # Cross-part suites (tests/all/*.c, tests/units/*.c, ...) link the whole library.
-XTESTDIRS := all units check
+XTESTDIRS := all units check reliab
 define xtest_rules
 TESTSRC_x$(1) := $$(wildcard tests/$(1)/*.c)
 ifneq ($$(TESTSRC_x$(1)),)
