@@ -936,7 +936,7 @@ npu_status sim_chk_run(sim_chk *c, const npu_run_opts *ro, int *ran_ok, npu_diag
                 sim_chk_finding *f = group(c, SIM_CHK_K_BARRIER, &site, wc >= 0, &isnew);
                 if (f && isnew) {
                     snprintf(f->what, sizeof f->what,
-                             "a core ended while others wait at sync_all (%s)", who);
+                             "a core ended while others wait at sync_all (%.100s)", who);
                     snprintf(f->msg, sizeof f->msg, "%.1000s", rd.msg);
                 }
             }
