@@ -47,6 +47,10 @@ for c in c1 c2 c3 c5; do
 done
 echo "ok: npusim check clean on cases 1 2 3 5"
 
+# func mode (no timing) gives the same pass
+"$NPUSIM" run "$tmp/c3/launch.json" --mode func > "$tmp/run.log" 2>&1 || { cat "$tmp/run.log"; fail "func mode (case 3)"; }
+grep -q "func mode" "$tmp/run.log" || fail "func mode not used"
+
 # the check is live: a wrong golden file makes the run fail (exit 1)
 "$NPUSIM" ref attention --bh 3 --sq 100 --causal 0 --config "$small" --cores 2 --seed 3 -o "$tmp/alt" > "$tmp/ref.log" 2>&1 ||
     fail "ref (non-causal twin)"
