@@ -4,7 +4,10 @@
  * functional time) and func / timing (timing-only at least 10x faster than
  * perf... i.e. timing mode much cheaper than the data it skips).
  *
- *   bench-gemm_modes [N [cores]]     (default 4096 24; $NPU_ROOT finds kernels/)
+ *   bench-gemm_modes [N [cores [KEY=VALUE...]]]   (default 4096 24; $NPU_ROOT
+ *                                                   finds kernels/; KEY=VALUE
+ *                                                   are config overrides, e.g.
+ *                                                   timing.memory_model=fixed)
  *
  * Prints one JSON object on stdout for scripts/bench.sh: seconds per mode
  * (CPU time of the process, so a loaded host does not inflate them; wall
@@ -40,7 +43,7 @@ int main(int argc, char **argv)
     int64_t n = argc > 1 ? atoll(argv[1]) : 4096;
     int cores = argc > 2 ? atoi(argv[2]) : 24;
     if (n < 16 || cores < 1) {
-        fprintf(stderr, "usage: bench-gemm_modes [N [cores]]\n");
+        fprintf(stderr, "usage: bench-gemm_modes [N [cores [KEY=VALUE...]]]\n");
         return 2;
     }
     const char *root = getenv("NPU_ROOT");
@@ -62,6 +65,11 @@ int main(int argc, char **argv)
 
     cfg_machine m;
     cfg_default(&m);
+    for (int i = 3; i < argc; i++)
+        if (cfg_set_kv(&m, argv[i], &d))
+            return fail(argv[i], &d);
+    if (cfg_validate(&m, &d))
+        return fail("config", &d);
     npu_sim *s = NULL;
     if (npu_sim_new(&s, &m, &d) || npu_sim_load_elf_mem(s, elf.data, elf.len, "gemm.elf", &d) ||
         npu_sim_set_cores(s, cores, &d))
