@@ -380,6 +380,51 @@ START_TEST(numerics)
 }
 END_TEST
 
+
+START_TEST(allocation_failures)
+{
+    /* every allocation of a checked run (checker and simulator) failing in
+     * turn: an error or the baseline findings, never a crash or a leak */
+    const char *k = LOAD ADD "    set_flag V, MTE3, 0\n" STORE "    halt\n";
+    npu_sim *s = mk(k, 2);
+    sim_chk *c = run(s, NPU_MODE_PERF, SIM_CHK_ALL, NULL);
+    size_t base = sim_chk_nfindings(c);
+    ck_assert_uint_gt(base, 1);
+    sim_chk_free(c);
+    int failures = 0;
+    for (long n = 1; n < 400; n++) {
+        npu_diag d;
+        npu_alloc_fail_after(n);
+        npu_status st = sim_chk_new(&c, s, SIM_CHK_ALL, &d);
+        if (st) {
+            npu_alloc_fail_after(0);
+            failures++;
+            continue;
+        }
+        npu_run_opts ro = {NPU_MODE_PERF, 0, 0};
+        int ok = 0;
+        st = sim_chk_run(c, &ro, &ok, &d);
+        npu_buf b = {0};
+        if (!st)
+            sim_chk_report_text(c, &b);
+        int failed = npu_alloc_failed();
+        npu_alloc_fail_after(0);
+        if (!failed) {
+            ck_assert_int_eq(st, NPU_OK);
+            ck_assert_uint_eq(sim_chk_nfindings(c), base);
+        } else {
+            failures++;
+        }
+        npu_buf_free(&b);
+        sim_chk_free(c);
+        if (!failed)
+            break;
+    }
+    ck_assert_int_gt(failures, 3);
+    npu_sim_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("check");
@@ -399,6 +444,7 @@ int main(void)
     tcase_add_test(t, deterministic_and_reports);
     tcase_add_test(t, parse_tools);
     tcase_add_test(t, numerics);
+    tcase_add_test(t, allocation_failures);
     suite_add_tcase(su, t);
     SRunner *r = srunner_create(su);
     srunner_run_all(r, CK_NORMAL);
