@@ -841,10 +841,11 @@ void vw_table_sort(vw_table *t, int col)
 static int cmp_range(const void *pa, const void *pb)
 {
     const vw_hrow *a = pa, *b = pb;
-    if ((a->pipe & 0xFF) != (b->pipe & 0xFF))
-        return (a->pipe & 0xFF) < (b->pipe & 0xFF) ? -1 : 1;
+    /* busiest first: the panel shows as many rows as fit */
     if (a->busy != b->busy)
         return a->busy < b->busy ? 1 : -1;
+    if ((a->pipe & 0xFF) != (b->pipe & 0xFF))
+        return (a->pipe & 0xFF) < (b->pipe & 0xFF) ? -1 : 1;
     return a->key < b->key ? -1 : a->key > b->key;
 }
 

@@ -1485,7 +1485,10 @@ static void draw_help(vw_view *v, vw_cmds *o)
         { "? / Q", "this help / quit" },
     };
     int n = (int)NPU_ARRAY_LEN(k);
-    float lh = (float)line_h(v, VW_FONT_UI) + S(v, 4), w = S(v, 640), h = n * lh + S(v, 50);
+    int tw = 0;
+    for (int i = 0; i < n; i++)
+        tw = NPU_MAX(tw, text_w(v, VW_FONT_UI, k[i][1]));
+    float lh = (float)line_h(v, VW_FONT_UI) + S(v, 4), w = S(v, 170 + 24) + (float)tw, h = n * lh + S(v, 50);
     float x = ((float)v->w - w) / 2, y = ((float)v->h - h) / 2;
     vw_rect(o, 0, 0, (float)v->w, (float)v->h, 0x00000080);
     vw_rect(o, x, y, w, h, 0x2B3038FF);

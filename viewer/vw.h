@@ -147,7 +147,7 @@ typedef struct vw_table { vw_hrow *row; size_t n, cap; uint64_t total_busy, tota
 npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
                        npu_diag *d);
 void vw_table_sort(vw_table *t, int sort_col);
-/* The range aggregate: one row per (pipe, opcode) in [t0, t1), by pipe then busy. */
+/* The range aggregate: one row per (pipe, opcode) in [t0, t1), busiest first. */
 npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d);
 void vw_table_free(vw_table *t);
 
