@@ -19,8 +19,11 @@
 #   MTE3: P -> L1, MTE1: P -> L0A, V_t (L1, nd2nz) -> L0B (.trans)
 #   M:    PV_t = P V_t;  FIX: PV_t -> UB;  V: O = O*alpha + PV_t
 # and at the end O /= l, cast, MTE3 -> GM. Every buffer of a tile has two
-# slots s = t & 1, and S_{t+1} is issued before PV_t, so the cube computes
-# the next scores while the vector unit does this tile's softmax.
+# slots s = t & 1. Issue order per tile: softmax(t), S(t+1), PV(t),
+# update(t-1): the cube computes the next scores while the vector unit does
+# this tile's softmax, and the vector unit does the next softmax before it
+# needs this tile's P V. (The simulator runs each instruction at issue, so
+# every wait must follow its set in program order; this order keeps that.)
 #
 # Flags (s = slot; "free" flags are set once at the start, waited at the end):
 #   MTE2->MTE1 2+s K_t in L1        MTE1->MTE2 2+s K L1 slot free
@@ -35,7 +38,7 @@
 #   M->FIX 2+s  PV_t in L0C         FIX->M 2+s  PV L0C slot free
 #   FIX->V 2+s  PV_t in UB          V->FIX 2+s  PV UB slot free (one slot, id 2, if NPV = 1)
 #   V->MTE3 2   O ready             MTE3->V 2   O buffers free
-#   MTE3->MTE2 0, MTE3->MTE1 3  the zeroed V slots in L1 (once, at the start)
+#   MTE3->MTE2 0, MTE3->MTE1 3  the zeroed K and V slots in L1 (once, at the start)
 
     .include "npu.inc"
 
