@@ -8,9 +8,9 @@
 #   -D F16=1: fp16 x, gamma, beta, y (computed in fp32 in UB); default fp32.
 #
 # Tiling, split and synchronisation are those of softmax.s: contiguous row
-# ranges per core, tiles of whole rows (up to 40 KB, fp16 24 KB) through two UB
-# buffers (40 KB, fp16 24 KB), rows loaded with .pad at a 16-element pitch, counter-mode masks
-# for the tail. The variance is two-pass (centre first, then square), so it
+# ranges per core, tiles of whole rows (up to 40 KB, fp16 24 KB) through
+# two UB buffers, rows loaded with .pad at a 16-element pitch, counter-mode
+# masks for the tail. The variance is two-pass (centre first, then square), so it
 # does not cancel. 1/len is never rounded: len is converted to fp32 on the
 # vector unit (exact) and the sums are divided by it.
 #
