@@ -63,7 +63,7 @@ OBJDIR := $(BUILD)/obj
 BINDIR := $(BUILD)/bin
 LIBDIR := $(BUILD)/lib
 
-.PHONY: all lib check demo bench docs deps clean fuzz
+.PHONY: all lib check demo bench docs deps clean fuzz check-determinism
 .DEFAULT_GOAL := all
 
 # ---- library parts -------------------------------------------------------
@@ -171,6 +171,14 @@ bench: deps
 
 docs: all
 	@sh scripts/gendocs.sh $(BUILD)
+
+# Determinism across optimisation levels: an -O0 build (build-O0/) must give
+# the same bytes as this BUILD's (tests/e2e/t_determinism.sh).
+check-determinism:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BINDIR)/npusim
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-O0 OPT=-O0 build-O0/bin/npusim
+	@NPUSIM=$(CURDIR)/$(BINDIR)/npusim NPU_ROOT=$(CURDIR) NPU_DET_OTHER=$(CURDIR)/build-O0/bin/npusim \
+		sh tests/e2e/t_determinism.sh
 
 # libFuzzer targets (tests/fuzz/, clang ASan+UBSan, into build-fuzz/), each
 # run FUZZ_SECONDS; seeds are made with this BUILD's npusim. docs/reliability.md.
