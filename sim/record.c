@@ -18,8 +18,14 @@
  *   - the trace's flag sequence numbers (sets of one flag counted from 1),
  *     mapped from the engine's per-core instruction numbers.
  * Counter samples are cumulative values at multiples of the interval, built
- * from per-interval bins and written after the run (bins cost ncores x 9 x
- * 8 bytes per interval). */
+ * from per-interval bins. A bin is written once nothing can add to it any
+ * more: every later contribution starts at or after the oldest pending
+ * dispatch (pipe FIFO heads, held dispatch slots) and the scalar units'
+ * current time (the largest dispatch cycle, less a slack for the few
+ * cycles one core's issue may run ahead of another's). So the bins held
+ * are those of the window of in-flight work, not of the whole run. A
+ * contribution that still arrives late (never seen: a guard) goes into the
+ * oldest open bin, so the totals stay exact. */
 #include "sim/sim_int.h" /* first: frontend/config.h wants the dtype enum before isa.h */
 
 #include <inttypes.h>
@@ -67,8 +73,10 @@ typedef struct rec_core {
     uint32_t nsr, capsr;
     uint64_t sr_seq, sr_t, sr_done;
     int last_sync_all;           /* the last dispatched instruction was sync_all */
-    uint64_t *bins;              /* [nbins][SIM_REC_CTR__COUNT] increments */
+    uint64_t *bins;              /* [nbins][SIM_REC_CTR__COUNT] increments of bins
+                                  * base, base+1, ... (recorder's base) */
     size_t nbins;
+    uint64_t cum[SIM_REC_CTR__COUNT];  /* values at the last sample written */
 } rec_core;
 
 typedef struct recorder {
@@ -81,6 +89,9 @@ typedef struct recorder {
     rec_core *core;
     uint8_t *seen;               /* per instruction of .text: its pc appears */
     uint64_t t_end;              /* largest cycle reported */
+    uint64_t now;                /* largest dispatch cycle so far */
+    uint64_t base;               /* first bin not yet written */
+    uint64_t late;               /* contributions to written bins (moved to base) */
     /* the held flag wait */
     int wait;
     uint32_t w_core;
@@ -126,10 +137,15 @@ static void mark(recorder *R, uint64_t pc)
         R->seen[pc >> 3] = 1;
 }
 
-/* Grow core c's bins to hold bin k. */
-static uint64_t *bin(recorder *R, int c, size_t k)
+/* Grow core c's bins to hold bin k (an absolute bin number). */
+static uint64_t *bin(recorder *R, int c, uint64_t kabs)
 {
     rec_core *k_ = &R->core[c];
+    if (kabs < R->base) {
+        R->late++;
+        kabs = R->base;
+    }
+    size_t k = (size_t)(kabs - R->base);
     if (k >= k_->nbins) {
         size_t nn = k_->nbins ? k_->nbins : 64;
         while (nn <= k)
@@ -155,7 +171,7 @@ static void add_span(recorder *R, int c, int ctr, uint64_t start, uint64_t end)
     uint64_t I = R->interval;
     for (uint64_t k = start / I; k * I < end; k++) {
         uint64_t lo = NPU_MAX(start, k * I), hi = NPU_MIN(end, (k + 1) * I);
-        uint64_t *b = bin(R, c, (size_t)k);
+        uint64_t *b = bin(R, c, k);
         if (!b)
             return;
         b[ctr] += hi - lo;
@@ -167,9 +183,65 @@ static void add_at(recorder *R, int c, int ctr, uint64_t t, uint64_t n)
 {
     if (!R->interval || !n)
         return;
-    uint64_t *b = bin(R, c, (size_t)(t ? (t - 1) / R->interval : 0));
+    uint64_t *b = bin(R, c, t ? (t - 1) / R->interval : 0);
     if (b)
         b[ctr] += n;
+}
+
+/* Write the samples of bins base .. upto-1 (at the end of each bin, the last
+ * one no later than t_last) and drop those bins. */
+static void write_bins(recorder *R, uint64_t upto, uint64_t t_last)
+{
+    if (upto <= R->base)
+        return;
+    uint64_t I = R->interval;
+    for (uint64_t b = R->base; b < upto && !R->err; b++) {
+        uint64_t t = NPU_MIN((b + 1) * I, t_last);
+        size_t rel = (size_t)(b - R->base);
+        for (int c = 0; c < R->ncores; c++) {
+            rec_core *k = &R->core[c];
+            for (int x = 0; x < SIM_REC_CTR__COUNT; x++) {
+                if (rel < k->nbins)
+                    k->cum[x] += k->bins[rel * SIM_REC_CTR__COUNT + x];
+                trc_event e = trc_ev_counter((uint32_t)c, (uint32_t)x, t, k->cum[x]);
+                emit(R, &e);
+            }
+        }
+    }
+    size_t d = (size_t)(upto - R->base);
+    for (int c = 0; c < R->ncores; c++) {
+        rec_core *k = &R->core[c];
+        if (!k->nbins)
+            continue;
+        size_t keep = k->nbins > d ? k->nbins - d : 0;
+        if (keep)
+            memmove(k->bins, k->bins + d * SIM_REC_CTR__COUNT,
+                    keep * SIM_REC_CTR__COUNT * sizeof *k->bins);
+        memset(k->bins + keep * SIM_REC_CTR__COUNT, 0,
+               (k->nbins - keep) * SIM_REC_CTR__COUNT * sizeof *k->bins);
+    }
+    R->base = upto;
+}
+
+#define REC_SLACK 256   /* cycles a core's dispatch may lag the largest one */
+
+/* Write the bins that nothing can add to any more (see the top comment). */
+static void flush_bins(recorder *R)
+{
+    if (R->now < REC_SLACK)
+        return;
+    uint64_t w = R->now - REC_SLACK;
+    for (int c = 0; c < R->ncores; c++) {
+        const rec_core *k = &R->core[c];
+        if (k->slot && k->slot_t < w)
+            w = k->slot_t;
+        for (int p = 0; p < ISA_NPIPES; p++) {
+            const rec_pipe *pp = &k->pipe[p];
+            if (pp->head < pp->n && pp->q[pp->head].dispatch < w)
+                w = pp->q[pp->head].dispatch;
+        }
+    }
+    write_bins(R, w / R->interval, UINT64_MAX);
 }
 
 static void insn(recorder *R, int c, int pipe, uint64_t pc, uint32_t op, uint64_t dispatch,
@@ -274,6 +346,11 @@ static void on_dispatch(void *user, int c, uint64_t seq, const sim_op *op, uint6
     rec_core *k = &R->core[c];
     flush_wait(R);
     flush_core(R, c);
+    if (t > R->now) {
+        R->now = t;
+        if (R->interval && R->now >= (R->base + 1) * R->interval + REC_SLACK)
+            flush_bins(R);
+    }
     k->last_sync_all = op->is_sync_all;
     uint64_t issue = R->issue;
     uint32_t opc = (uint32_t)op->in.op;
@@ -546,26 +623,8 @@ static void finish(recorder *R)
     flush_wait(R);
     for (int c = 0; c < R->ncores; c++)
         flush_core(R, c);
-    if (R->interval && R->t_end) {
-        uint64_t I = R->interval;
-        uint64_t nb = (R->t_end + I - 1) / I;
-        uint64_t cum[SIM_REC_CTR__COUNT];
-        for (int c = 0; c < R->ncores && !R->err; c++)
-            if (!bin(R, c, (size_t)nb))
-                return;
-        /* one pass per core keeps cum small; the writer sorts by time */
-        for (int c = 0; c < R->ncores && !R->err; c++) {
-            memset(cum, 0, sizeof cum);
-            for (uint64_t b = 0; b < nb; b++) {
-                uint64_t t = NPU_MIN((b + 1) * I, R->t_end);
-                for (int x = 0; x < SIM_REC_CTR__COUNT; x++) {
-                    cum[x] += R->core[c].bins[b * SIM_REC_CTR__COUNT + x];
-                    trc_event e = trc_ev_counter((uint32_t)c, (uint32_t)x, t, cum[x]);
-                    emit(R, &e);
-                }
-            }
-        }
-    }
+    if (R->interval && R->t_end)
+        write_bins(R, (R->t_end + R->interval - 1) / R->interval, R->t_end);
     char buf[256];
     for (size_t i = 0; i < R->s->ntext && !R->err; i++) {
         if (!R->seen[i])
@@ -670,6 +729,7 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
     r->events = R.events;
     r->insn_events = R.insn_events;
     r->dispatch_events = R.dispatch_events;
+    r->counter_late = R.late;
     npu_status err = R.err;
     if (err) {
         if (d)

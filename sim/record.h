@@ -61,6 +61,8 @@ typedef struct sim_rec_result {
     uint64_t events;        /* events written */
     uint64_t insn_events;   /* INSN events written (dispatch slots included) */
     uint64_t dispatch_events; /* of which dispatch slots */
+    uint64_t counter_late;  /* contributions to counter bins already written (0 unless
+                             * the flush's lower bound is wrong; totals stay exact) */
 } sim_rec_result;
 
 /* Run the loaded kernel of s (arguments bound) and write its trace to path

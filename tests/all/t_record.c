@@ -72,6 +72,7 @@ START_TEST(t_record_matches_engine)
     npu_diag d;
     ck_assert_msg(sim_record_run(s, path, &o, &r, &d) == NPU_OK, "%s", d.msg);
     ck_assert_msg(r.run == NPU_OK, "%s", r.run_diag.msg);
+    ck_assert_uint_eq(r.counter_late, 0);
     const sim_timing_stats *st = tmh_stats(s);
 
     trc_reader *rd = trc_open(path, &d);
@@ -99,6 +100,9 @@ START_TEST(t_record_matches_engine)
     int nsetv = 0;
     trc_event waitv[MAXSET];
     int nwaitv = 0;
+    /* INSN intervals and busy-counter samples, to check each sample */
+    trc_event *ins = NULL, *smp = NULL;
+    size_t nins = 0, nsmp = 0, capins = 0, capsmp = 0;
     trc_iter *it = trc_iter_new(rd, NULL, &d);
     ck_assert_ptr_nonnull(it);
     trc_event e;
@@ -113,6 +117,12 @@ START_TEST(t_record_matches_engine)
             ck_assert_uint_le(e.t0, e.t1);
             ck_assert_ptr_nonnull(trc_reader_disasm(rd, e.addr));
             busy[e.core][e.pipe] += e.t1 - e.t0;
+            if (nins == capins) {
+                capins = capins ? 2 * capins : 256;
+                ins = realloc(ins, capins * sizeof *ins);
+                ck_assert_ptr_nonnull(ins);
+            }
+            ins[nins++] = e;
             n[e.core][e.pipe] += !(e.aux & SIM_REC_INSN_DISPATCH);
             break;
         case TRC_FLAG_SET:
@@ -131,6 +141,14 @@ START_TEST(t_record_matches_engine)
         case TRC_COUNTER:
             ck_assert_uint_ge(e.val, lastc[e.core][e.id]);   /* cumulative */
             lastc[e.core][e.id] = e.val;
+            if (e.id <= SIM_REC_CTR_FIX_BUSY) {
+                if (nsmp == capsmp) {
+                    capsmp = capsmp ? 2 * capsmp : 256;
+                    smp = realloc(smp, capsmp * sizeof *smp);
+                    ck_assert_ptr_nonnull(smp);
+                }
+                smp[nsmp++] = e;
+            }
             break;
         case TRC_MEM: memb[e.core] += e.aux; break;
         default: break;
@@ -155,6 +173,20 @@ START_TEST(t_record_matches_engine)
         ck_assert_uint_eq(calls[c], loops);
         ck_assert_uint_eq(rets[c], loops);
     }
+    /* every busy sample at T is the busy time of its pipe's instructions in [0, T) */
+    ck_assert_uint_gt(nsmp, 10 * ncores);
+    for (size_t i = 0; i < nsmp; i++) {
+        const trc_event *x = &smp[i];
+        unsigned pipe = x->id - SIM_REC_CTR_S_BUSY;
+        uint64_t want = 0;
+        for (size_t j = 0; j < nins; j++)
+            if (ins[j].core == x->core && ins[j].pipe == pipe && ins[j].t0 < x->t0)
+                want += NPU_MIN(ins[j].t1, x->t0) - ins[j].t0;
+        ck_assert_msg(x->val == want, "core %u %s at %" PRIu64 ": sample %" PRIu64 ", insns say %" PRIu64,
+                      x->core, isa_pipe_name((int)pipe), x->t0, x->val, want);
+    }
+    free(ins);
+    free(smp);
     /* every wait names a set of its flag that became visible by its release */
     for (int i = 0; i < nwaitv; i++) {
         const trc_event *w = &waitv[i];
