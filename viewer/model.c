@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include <cjson/cJSON.h>
 
 #include "viewer/vw.h"
@@ -199,6 +201,130 @@ npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d)
     return vw_model_load_reader(m, r, d);
 }
 
+/* ---- a two-thread load: the reader decodes while the model sorts --------
+ * Decoding (zlib, varints, the merge of chunks) is about half of a load; a
+ * producer thread runs the trc_iter into a ring of event batches and the
+ * loading thread files them into tracks, so both halves overlap. */
+#define PIPE_BATCH 8192
+#define PIPE_SLOTS 4
+typedef struct ev_pipe {
+    trc_iter *it;
+    pthread_t th;
+    int threaded, joined, inited;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    trc_event *buf[PIPE_SLOTS];
+    size_t n[PIPE_SLOTS];
+    unsigned head, tail;    /* batches produced / consumed */
+    int done, stop;
+} ev_pipe;
+
+static size_t fill(trc_iter *it, trc_event *b)
+{
+    size_t n = 0;
+    while (n < PIPE_BATCH && trc_iter_next(it, &b[n]))
+        n++;
+    return n;
+}
+
+static void *producer(void *arg)
+{
+    ev_pipe *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->head - p->tail == PIPE_SLOTS && !p->stop)
+            pthread_cond_wait(&p->cv, &p->mu);
+        int stop = p->stop;
+        unsigned slot = p->head % PIPE_SLOTS;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        size_t n = fill(p->it, p->buf[slot]);
+        pthread_mutex_lock(&p->mu);
+        p->n[slot] = n;
+        p->head++;
+        if (n < PIPE_BATCH)
+            p->done = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (n < PIPE_BATCH)
+            break;
+    }
+    return NULL;
+}
+
+static int pipe_start(ev_pipe *p, trc_iter *it)
+{
+    memset(p, 0, sizeof *p);
+    p->it = it;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->inited = 1;
+    for (int i = 0; i < PIPE_SLOTS; i++) {
+        p->buf[i] = npu_malloc(PIPE_BATCH * sizeof(trc_event));
+        if (!p->buf[i])
+            return -1;
+    }
+    /* without a thread (creation failed) the consumer fills batches itself */
+    p->threaded = pthread_create(&p->th, NULL, producer, p) == 0;
+    return 0;
+}
+
+/* The next batch (NULL at the end); hand it back with pipe_release. */
+static const trc_event *pipe_next(ev_pipe *p, size_t *n)
+{
+    if (!p->threaded) {
+        if (p->done)
+            return NULL;
+        *n = fill(p->it, p->buf[0]);
+        p->done = *n < PIPE_BATCH;
+        return p->buf[0];
+    }
+    pthread_mutex_lock(&p->mu);
+    while (p->head == p->tail && !p->done)
+        pthread_cond_wait(&p->cv, &p->mu);
+    const trc_event *b = NULL;
+    if (p->head != p->tail) {
+        unsigned slot = p->tail % PIPE_SLOTS;
+        *n = p->n[slot];
+        b = p->buf[slot];
+    }
+    pthread_mutex_unlock(&p->mu);
+    return b;
+}
+
+static void pipe_release(ev_pipe *p)
+{
+    if (!p->threaded)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->tail++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Stop and join the producer (idempotent), free the batches. */
+static void pipe_end(ev_pipe *p)
+{
+    if (p->threaded && !p->joined) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->th, NULL);
+        p->joined = 1;
+    }
+    if (p->inited) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv);
+        p->inited = 0;
+    }
+    for (int i = 0; i < PIPE_SLOTS; i++) {
+        npu_free(p->buf[i]);
+        p->buf[i] = NULL;
+    }
+}
+
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
@@ -217,6 +343,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     ctr_last *last = NULL;
     size_t nlast = 0;
     trc_iter *it = NULL;
+    ev_pipe pp;
+    memset(&pp, 0, sizeof pp);
     /* Cores may exceed the meta's count in a damaged or odd trace: tracks
      * grow on demand up to a sane bound. */
     if (m->ncores == 0 || m->ncores > 4096)
@@ -255,8 +383,13 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
         st = d && d->status ? d->status : NPU_ENOMEM;
         goto fail;
     }
-    trc_event e;
-    while (trc_iter_next(it, &e)) {
+    if (pipe_start(&pp, it))
+        goto oom;
+    const trc_event *batch;
+    size_t nbatch;
+    while ((batch = pipe_next(&pp, &nbatch))) {
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        trc_event e = batch[bi];
         m->n_events++;
         unsigned kc = trc_kind_class(e.kind);
         if (kc == TRC_CLASS_CORE && e.core >= m->ncores)
@@ -395,6 +528,9 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             break;
         }
     }
+    pipe_release(&pp);
+    }
+    pipe_end(&pp);
     st = trc_iter_error(it, d);
     if (st)
         goto fail;
@@ -439,6 +575,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     if (m->t_end <= m->t_min)
         m->t_end = m->t_min + 1;
     roofs(m);
+    pipe_end(&pp);
     trc_iter_free(it);
     npu_free(cl);
     npu_free(last);
@@ -451,6 +588,7 @@ oom:
     st = npu_errf(d, NPU_ENOMEM, "npuview: out of memory loading the trace (%llu events read)",
                   (unsigned long long)m->n_events);
 fail:
+    pipe_end(&pp);
     trc_iter_free(it);
     npu_free(cl);
     npu_free(last);
