@@ -23,8 +23,9 @@
 #   FIX   L0C[s] -> UB P[s] (fp32, row-major, 512-byte rows)
 #   V     S = vbrcb(SA[s]) * vbrcb(sb)  (sa[i] sb as one 32-byte block per
 #         row; vbrcb broadcasts 8 packed values into 8 blocks);
-#         ACC[i][:] (+)= P[s][i][:] * S[i]  (vmul on the first block,
-#         vmla after; two 64-column halves, masked to the tile's columns)
+#         T = P[s] * S (per row); ACC' = ACC + T, ping-ponging between two
+#         accumulators (the first block writes ACC = P * S); two 64-column
+#         halves, masked to the tile's columns
 # After the last block V converts ACC (bf16/f16 output) and MTE3 stores the
 # tile. Accumulating the scaled partials in fp32 in UB, not in L0C, is
 # DeepGEMM's "promotion": the cube never sums across blocks of different
@@ -72,8 +73,16 @@
     .equ ROWB, BN * 4                   # UB row pitch of P and ACC
     .equ P0, 0
     .equ PSLOT, BM * ROWB
-    .equ ACC, 2 * PSLOT
-    .equ OUT, ACC + PSLOT               # bf16/f16 rows of BN * 2 bytes; also the zero source
+    # T (= P * S) and the two accumulators ACCA / ACCB (ping-pong: ACC' =
+    # ACC + T never updates in place). Each starts one 32-byte block later
+    # in its bank cycle than the one before (UB: 48 banks in 16 groups, a
+    # row is 16 blocks), so in every beat the written block's bank group
+    # differs from the read blocks' and two read blocks never share a bank
+    # (docs/vector.md); an in-place vmla pays a conflict every beat.
+    .equ TB, 2 * PSLOT + 32
+    .equ ACCA, 3 * PSLOT + 64
+    .equ ACCB, 4 * PSLOT + 96
+    .equ OUT, 5 * PSLOT + 128           # bf16/f16 rows of BN * 2 bytes; also the zero source
     .equ SA0, OUT + BK * BN             # (OUT is L1B_SLOT bytes: big enough for both)
     .equ SASLOT, BM * 4 + 32            # the row scales, then sb in its own block
     .equ WB, SA0 + 2 * SASLOT
@@ -85,6 +94,7 @@
     # VCFG of the per-row ops: repeat = rows (or'ed in), 8 blocks a row half,
     # rows 512 bytes apart, the scale block per row with block stride 0
     .equ VROW, (1 << 8) | (1 << 16) | (0 << 24) | (16 << 32) | (16 << 40) | (1 << 48)
+    .equ VROW3, (1 << 8) | (1 << 16) | (1 << 24) | (16 << 32) | (16 << 40) | (16 << 48)
     .equ VCONV, (1 << 8) | (1 << 16) | (8 << 32) | (16 << 40)
     .equ SBBASE, 0                      # scalar buffer (not GM): SB address, NB
     .equ SBNB, 8
@@ -238,23 +248,39 @@
     ldc t3, VROW
     or t3, t3, a2
     li gp, P0 + \s * PSLOT
-    li sp, ACC
-    halfmask 0, .Lh1_\@
-    bnez a4, .Lma_\@
+    bnez a4, .Lnf_\@
+    li sp, ACCA                         # first block: ACCA = P * S
+    halfmask 0, .Lf1_\@
     vmul.f32 sp, gp, tp, t3
-    j .Lh1_\@
-.Lma_\@:
-    vmla.f32 sp, gp, tp, t3
-.Lh1_\@:
+.Lf1_\@:
     addi gp, gp, 256
     addi sp, sp, 256
-    halfmask 1, .Lh2_\@
-    bnez a4, .Lmb_\@
+    halfmask 1, .Lvd_\@
     vmul.f32 sp, gp, tp, t3
-    j .Lh2_\@
-.Lmb_\@:
-    vmla.f32 sp, gp, tp, t3
-.Lh2_\@:
+    j .Lvd_\@
+.Lnf_\@:
+    ldc t2, VROW3
+    or t2, t2, a2
+    li t0, ACCA                         # odd block: ACCB = ACCA + T
+    li t1, ACCB
+    andi t4, a4, 1
+    bnez t4, .Lod_\@
+    li t0, ACCB                         # even block: ACCA = ACCB + T
+    li t1, ACCA
+.Lod_\@:
+    li ra, TB
+    halfmask 0, .Ln1_\@
+    vmul.f32 ra, gp, tp, t3             # T = P * S
+    vadd.f32 t1, t0, ra, t2             # ACC' = ACC + T
+.Ln1_\@:
+    addi gp, gp, 256
+    addi ra, ra, 256
+    addi t0, t0, 256
+    addi t1, t1, 256
+    halfmask 1, .Lvd_\@
+    vmul.f32 ra, gp, tp, t3
+    vadd.f32 t1, t0, ra, t2
+.Lvd_\@:
     set_flag V, FIX, \s
     set_flag V, MTE2, \s
 .endm
@@ -282,6 +308,12 @@
     xori a5, a5, 1
     addi a4, a4, 1
     blt a4, s11, .Lk_\@
+    addi t4, s11, -1
+    andi t4, t4, 1
+    li ra, ACCA                         # the accumulator of the last block
+    beqz t4, .Lfa_\@
+    li ra, ACCB
+.Lfa_\@:
     mul t0, a0, s6
     add t0, t0, a1                      # element offset of C[m0][n0]
 .if ODT == 0
@@ -293,13 +325,12 @@
     or t1, t1, a2                       # rows of n_t * 4 bytes
     slli t2, s6, 2 + 32
     ori t2, t2, ROWB
-    li t3, ACC
-    mov.ub2gm t0, t3, t1, t2
+    mov.ub2gm t0, ra, t1, t2
 .else
     ldc t3, VCONV
     or t3, t3, a2
     li gp, OUT
-    li sp, ACC
+    mv sp, ra
     halfmask 0, .Lc1_\@
   .if ODT == 1
     vconv.f32.f16 gp, sp, t3
