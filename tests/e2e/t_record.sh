@@ -1,6 +1,6 @@
 #!/bin/sh
 # npusim record end to end on kernels/gemm.s (24 cores, the default machine,
-# and 2 cores of the small machine): the trace read back (CSV export) has,
+# and 2 cores of the small machine), softmax.s and attention.s (2 small cores): the trace read back (CSV export) has,
 # per core and pipe, the instruction counts and busy cycles of the engine's
 # statistics (npusim stat --json -A); the last counter samples are the
 # engine's totals; the Chrome export parses as JSON with a slice per
@@ -97,12 +97,17 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# --- GEMM on 24 cores of the default machine, and on 2 small cores ---------
+# --- GEMM on 24 cores of the default machine and on 2 small cores; softmax, attention
 "$NPUSIM" ref gemm --dtype f16 --out f32 --m 256 --n 320 --k 200 --cores 24 --seed 1 -o "$tmp/g24" \
     > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref gemm"; }
 "$NPUSIM" ref gemm --dtype f16 --out f32 --m 100 --n 90 --k 300 --bm 32 --bn 64 --bk 64 --cores 2 \
     --config "$small" --seed 2 -o "$tmp/g2" > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref gemm small"; }
-for g in g24 g2; do
+# softmax (vector pipe, bank stalls) and causal attention (every pipe) on 2 small cores
+"$NPUSIM" ref softmax --dtype f16 --rows 37 --len 100 --cores 2 --config "$small" --seed 3 -o "$tmp/sm" \
+    > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref softmax"; }
+"$NPUSIM" ref attention --bh 3 --sq 100 --causal 1 --cores 2 --config "$small" --seed 4 -o "$tmp/att" \
+    > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref attention"; }
+for g in g24 g2 sm att; do
     "$NPUSIM" record -o "$tmp/$g.npt" -I 500 "$tmp/$g/launch.json" > "$tmp/rec.log" 2>&1 ||
         { cat "$tmp/rec.log"; fail "record $g"; }
     grep -q "bytes per instruction event" "$tmp/rec.log" || fail "record $g: no summary"
