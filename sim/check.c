@@ -537,6 +537,24 @@ static void fix_text(sim_chk *c, sim_chk_finding *f)
     while (id < SIM_NFLAG_IDS - 1 && (used >> id & 1))
         id++;
     const char *pa = isa_pipe_name(a->pipe), *pb = isa_pipe_name(b->pipe);
+    /* a set no wait took and a wait no set matched, on the same pipe pair:
+     * most likely one of the two has the wrong id */
+    int set_id = -1, wait_id = -1;
+    for (int i = 0; i < SIM_NFLAG_IDS; i++) {
+        const fqueue *q = &c->core[a->core].fq[a->pipe][b->pipe][i];
+        if (q->n && set_id < 0)
+            set_id = i;
+        if (q->deferred && wait_id < 0)
+            wait_id = i;
+    }
+    if (set_id >= 0 && wait_id >= 0 && set_id != wait_id) {
+        snprintf(f->fix, sizeof f->fix,
+                 "the kernel sets (%s, %s, %d) but waits for (%s, %s, %d): use one id for the "
+                 "set_flag after pc 0x%" PRIx64 " (%.100s) and the wait_flag before pc 0x%" PRIx64
+                 " (%.100s)",
+                 pa, pb, set_id, pa, pb, wait_id, a->pc, da, b->pc, db);
+        return;
+    }
     snprintf(f->fix, sizeof f->fix,
              "add set_flag(%s, %s, %d) after pc 0x%" PRIx64 " (%s) and wait_flag(%s, %s, %d) before "
              "pc 0x%" PRIx64 " (%s)",

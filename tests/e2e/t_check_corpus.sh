@@ -63,6 +63,8 @@ grep -q '^========= racecheck: read-after-write' "$tmp/o" || { cat "$tmp/o"; fai
 # fix suggestion names the flag
 grep -q "fix: add set_flag(MTE2, V, 0) after pc 0x28" "$tmp/missing_flag_load.out" ||
     { cat "$tmp/missing_flag_load.out"; fail "no fix suggestion"; }
+grep -q "fix: the kernel sets (MTE2, V, 0) but waits for (MTE2, V, 1): use one id" "$tmp/wrong_id_load.out" ||
+    { cat "$tmp/wrong_id_load.out"; fail "no wrong-id fix suggestion"; }
 # bad input: exit 2
 "$NPUSIM" check --tool nosuch "$tmp/missing_flag_load.elf" > "$tmp/o" 2>&1; [ $? -eq 2 ] || fail "--tool nosuch: not exit 2"
 grep -q "unknown tool 'nosuch'" "$tmp/o" || { cat "$tmp/o"; fail "--tool nosuch: message"; }
