@@ -3,7 +3,9 @@
  * Rects and lines (as thin quads) accumulate into one vertex array that is
  * flushed with a single SDL_RenderGeometry call whenever a text or a clip
  * command interrupts the run, so a frame of many thousand boxes is a handful
- * of draw calls. Text is rendered once per (font, colour, string) into a
+ * of draw calls (on SDL's software renderer, whose triangle rasteriser is
+ * slow, rects and lines go through its fill and line routines instead,
+ * which SDL queues and batches itself). Text is rendered once per (font, colour, string) into a
  * texture kept in a small hash cache (cleared when it grows past its bound,
  * which only a pathological frame reaches).
  *
@@ -40,6 +42,9 @@ struct vw_backend {
     int *idx;
     size_t nv, capv, ni, capi;
     int ttf_inited;
+    int soft;           /* software renderer: rects and lines go through
+                           SDL's fill / line routines, far faster there than
+                           its triangle rasteriser */
 };
 
 static int file_ok(const char *p) { return p && *p && access(p, R_OK) == 0; }
@@ -98,6 +103,8 @@ vw_backend *vw_backend_new(SDL_Renderer *ren, float scale, npu_diag *d)
         return NULL;
     }
     b->ren = ren;
+    SDL_RendererInfo ri;
+    b->soft = SDL_GetRendererInfo(ren, &ri) == 0 && (ri.flags & SDL_RENDERER_SOFTWARE);
     if (!TTF_WasInit() && TTF_Init() != 0) {
         npu_errf(d, NPU_EIO, "npuview: TTF_Init: %s", TTF_GetError());
         npu_free(b);
@@ -260,12 +267,28 @@ void vw_backend_draw(vw_backend *b, const vw_cmds *l)
         const vw_cmd *c = &l->c[i];
         switch (c->kind) {
         case VW_CMD_RECT:
+            if (b->soft) {
+                /* opaque fills skip blending (SDL blends every pixel otherwise) */
+                SDL_SetRenderDrawBlendMode(b->ren, (c->color & 255) == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
+                SDL_SetRenderDrawColor(b->ren, (Uint8)(c->color >> 24), (Uint8)(c->color >> 16),
+                                       (Uint8)(c->color >> 8), (Uint8)c->color);
+                SDL_FRect r = { c->x, c->y, c->w, c->h };
+                SDL_RenderFillRectF(b->ren, &r);
+                break;
+            }
             quad(b, c->x, c->y, c->x + c->w, c->y, c->x + c->w, c->y + c->h, c->x, c->y + c->h, c->color);
             break;
         case VW_CMD_LINE: {
             float dx = c->w - c->x, dy = c->h - c->y, len = sqrtf(dx * dx + dy * dy);
             if (len < 0.01f)
                 break;
+            if (b->soft) {
+                SDL_SetRenderDrawBlendMode(b->ren, (c->color & 255) == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
+                SDL_SetRenderDrawColor(b->ren, (Uint8)(c->color >> 24), (Uint8)(c->color >> 16),
+                                       (Uint8)(c->color >> 8), (Uint8)c->color);
+                SDL_RenderDrawLineF(b->ren, c->x, c->y, c->w, c->h);
+                break;
+            }
             /* a 1-pixel quad; axis-aligned lines sit on pixel centres */
             float nx = -dy / len * 0.5f, ny = dx / len * 0.5f;
             float ox = dx == 0 ? 0.5f : 0, oy = dy == 0 ? 0.5f : 0;
