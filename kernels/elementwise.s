@@ -9,7 +9,8 @@
 #   OP    1 add (args x, y, z, n), 2 gelu (tanh form), 3 silu (args x, z, n)
 #   F32   1: fp32 tensors, 0: fp16 (default)
 #   TILE  elements per tile (default 8192): a multiple of 64, at most 16320
-#         (one vector instruction of <= 255 fp32 repeats per operation)
+#         (one vector instruction of <= 255 fp32 repeats per operation) and
+#         what fits the UB: 12160 for fp32 add and for gelu/silu
 #
 # Work split: the tensor is cut into ceil(n / TILE) tiles; core c takes
 # tiles c, c + corenum, c + 2 corenum, ... (round robin), the last tile
@@ -60,13 +61,27 @@
 .else
     .equ SLOT, TB                       # x (the result overwrites it)
 .endif
-    .equ XF, 2 * SLOT                   # fp32 copy of x (fp16 gelu/silu)
+# gelu/silu fp32 work buffers (shared by the slots: only V touches them):
+# XF (fp32 copy of an fp16 x) and two temporaries T1, T2 that the steps
+# ping-pong between, so no step updates a buffer in place. Each starts one
+# 32-byte block later in the UB bank cycle than the one before (48 banks in
+# 16 groups): in every beat the written block's bank group then differs
+# from the read blocks' (docs/vector.md), where an in-place operation pays
+# a bank-group conflict on every beat.
+    .equ F32B, (4 * TILE + 511) / 512 * 512
+    .equ SLOTS, (2 * SLOT + 511) / 512 * 512
 .if F32
-    .equ TF, 2 * SLOT                   # fp32 temporary
+    .equ T1, SLOTS + 32
 .else
-    .equ TF, 2 * SLOT + 4 * TILE
+    .equ XF, SLOTS + 32
+    .equ T1, XF + F32B + 32
 .endif
-    .equ UB_END, TF + 4 * TILE
+    .equ T2, T1 + F32B + 32
+.if OP == 1
+    .equ UB_END, 2 * SLOT               # add needs no work buffers
+.else
+    .equ UB_END, T2 + F32B
+.endif
 .ifndef UB_SIZE
     .equ UB_SIZE, 196608
 .endif
@@ -123,28 +138,29 @@
     vcfg t1, 1, 1, 1, 1, 8, 4           # f16 -> f32: src 4 blocks a repeat
     vconv.f16.f32 t5, t3, t1
   .endif
-    li t6, TF
+    li t6, T1
+    li t4, T2
   .if OP == 2
-    vmul.f32 t6, t5, t5, t0             # x^2
-    vmul.f32 t6, t6, t5, t0             # x^3
+    vmul.f32 t6, t5, t5, t0             # T1 = x^2
+    vmul.f32 t4, t6, t5, t0             # T2 = x^3
     li t2, C_A
-    vmuls.f32 t6, t6, t2, t0            # 0.044715 x^3
-    vadd.f32 t6, t6, t5, t0             # x + 0.044715 x^3
+    vmuls.f32 t6, t4, t2, t0            # T1 = 0.044715 x^3
+    vadd.f32 t4, t6, t5, t0             # T2 = x + 0.044715 x^3
     li t2, C_B
-    vmuls.f32 t6, t6, t2, t0            # -2u
+    vmuls.f32 t6, t4, t2, t0            # T1 = -2u
   .else
     li t2, C_M1
-    vmuls.f32 t6, t5, t2, t0            # -x
+    vmuls.f32 t6, t5, t2, t0            # T1 = -x
   .endif
-    vexp.f32 t6, t6, t0
+    vexp.f32 t4, t6, t0                 # T2 = exp(.)
     li t2, C_ONE
-    vadds.f32 t6, t6, t2, t0            # 1 + exp(.)
+    vadds.f32 t6, t4, t2, t0            # T1 = 1 + exp(.)
   .if F32
     vdiv.f32 t3, t5, t6, t0             # x / (1 + exp(.)) into x[s]
   .else
-    vdiv.f32 t6, t5, t6, t0
+    vdiv.f32 t4, t5, t6, t0             # T2 = x / (1 + exp(.))
     vcfg t1, 1, 1, 1, 1, 4, 8           # f32 -> f16: dst 4 blocks a repeat
-    vconv.f32.f16 t3, t6, t1
+    vconv.f32.f16 t3, t4, t1
   .endif
 .endif
     set_flag V, MTE3, \s

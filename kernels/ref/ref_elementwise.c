@@ -40,9 +40,12 @@ npu_status ref_gen_elementwise(ref_ctx *c, npu_diag *d)
     /* The kernel's limits (elementwise.s checks them too): a tile is one
      * vector instruction of at most 255 fp32 repeats (64 elements each),
      * a multiple of 64 elements so every tile but the last is whole blocks. */
-    if (tile < 64 || tile > 255 * 64 || tile % 64)
-        return npu_errf(d, NPU_EINVAL, "ref elementwise: --tile %lld: need a multiple of 64 in 64..16320",
-                        (long long)tile);
+    /* ... and the UB (192 KB) holds 2 slots of x (and y), plus for gelu/silu
+     * three fp32 work buffers: 16 bytes an element except for fp16 add */
+    int64_t tmax = op == OP_ADD && dt == ISA_DT_F16 ? 255 * 64 : 12160;
+    if (tile < 64 || tile > tmax || tile % 64)
+        return npu_errf(d, NPU_EINVAL, "ref elementwise: --tile %lld: need a multiple of 64 in 64..%lld",
+                        (long long)tile, (long long)tmax);
     npu_rng *r = ref_rng(c);
     double lo = op == OP_ADD ? -8.0 : -6.0, hi = -lo;
     npy_tensor x, y, z;
