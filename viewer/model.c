@@ -564,6 +564,9 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
         for (size_t k = 0; k < t->ns; k++) {
             me = NPU_MAX(me, t->stall[k].t0 + t->stall[k].dur);
             t->smaxend[k] = me;
+            unsigned op = t->stall[k].op;
+            m->pipe_stall[i % TRC_NPIPES] += t->stall[k].dur;
+            m->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
         }
     }
     for (size_t i = 0; i < m->nctr; i++) {

@@ -1354,19 +1354,13 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     snprintf(b, sizeof b, "%-6s %9s  %7s  %7s  %8s", "", "busy", "util", "insns", "stall");
     vw_text(o, x + S(v, 14), y, VW_FONT_MONO, C_DIM, b);
     y += line_h(v, VW_FONT_UI) + S(v, 2);
-    uint64_t stall_by[8] = {0};
+    const uint64_t *stall_by = m->cause_stall;
     for (unsigned p = 0; p < TRC_NPIPES; p++) {
-        uint64_t busy = 0, n = 0, st = 0;
+        uint64_t busy = 0, n = 0, st = m->pipe_stall[p];
         for (uint32_t k = 0; k < m->ncores; k++) {
             const vw_track *t = vw_track_at(m, k, p);
             busy += t->cum[t->n];
             n += t->n;
-            for (size_t i = 0; i < t->ns; i++) {
-                st += t->stall[i].dur;
-                unsigned cs = t->stall[i].op == VW_CAUSE_FLAG ? 6 : t->stall[i].op == VW_CAUSE_BARRIER ? 7
-                              : NPU_MIN(t->stall[i].op, 5u);
-                stall_by[cs] += t->stall[i].dur;
-            }
         }
         char bz[32], nn[32], ss[32];
         fmt_cyc(bz, sizeof bz, (double)busy);

@@ -89,6 +89,8 @@ typedef struct vw_model {
     uint64_t t_min, t_end;
     uint64_t n_events, n_insn, n_stall;
     uint64_t mem_bytes;         /* sum of MEM bytes (for the roofline) */
+    uint64_t pipe_stall[TRC_NPIPES];    /* stall cycles per pipe, all cores */
+    uint64_t cause_stall[8];    /* by cause: ids 0..5, 6 = flag wait, 7 = barrier */
     double load_seconds;
     /* roofline roofs from the embedded config */
     double peak_ops_per_cycle;  /* chip, 2 x MACs */
