@@ -386,7 +386,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     if (pipe_start(&pp, it))
         goto oom;
     const trc_event *batch;
-    size_t nbatch;
+    size_t nbatch = 0;
     while ((batch = pipe_next(&pp, &nbatch))) {
     for (size_t bi = 0; bi < nbatch; bi++) {
         trc_event e = batch[bi];
