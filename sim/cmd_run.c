@@ -169,8 +169,19 @@ static int check_expects(npu_sim *s, const launch_desc *l, int quiet)
     return rc;
 }
 
+/* An error of the launch: prefixed with the launch file when the message
+ * does not already name it (keys such as "expect.Q" mean little alone). */
+static void run_err(const char *lfile, const char *msg)
+{
+    if (lfile && !strstr(msg, lfile))
+        fprintf(stderr, "npusim run: %s: %s\n", lfile, msg);
+    else
+        fprintf(stderr, "npusim run: %s\n", msg);
+}
+
 int sim_cmd_run(int argc, char **argv)
 {
+    const char *lfile = NULL;  /* the launch file, if the kernel came from one */
     launch_desc l;
     memset(&l, 0, sizeof l);
     npu_diag d;
@@ -207,6 +218,8 @@ int sim_cmd_run(int argc, char **argv)
             launch_free(&l);
             return 2;
         }
+        if (a[0] != '-' && !lfile && strlen(a) > 5 && !strcmp(a + strlen(a) - 5, ".json"))
+            lfile = a;
         int used = 0;
         npu_status st = launch_parse_args(&l, argc - i, argv + i, &used, &d);
         if (st) {
@@ -222,7 +235,7 @@ int sim_cmd_run(int argc, char **argv)
         i += used;
     }
     if (!l.kernel) {
-        fprintf(stderr, "npusim run: no kernel given (see npusim run --help)\n");
+        run_err(lfile, "no kernel given (see npusim run --help)");
         launch_free(&l);
         return 2;
     }
@@ -243,7 +256,7 @@ int sim_cmd_run(int argc, char **argv)
     if (!st)
         st = sim_run_bind_args(s, &l, &d);
     if (st) {
-        fprintf(stderr, "npusim run: %s\n", d.msg);
+        run_err(lfile, d.msg);
         goto out;
     }
     npu_run_opts ro = {mode_of(l.mode), l.max_cycles, max_insns};
