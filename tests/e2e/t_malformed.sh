@@ -18,9 +18,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:exitcode=86"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}:halt_on_error=1:exitcode=87"
 TO=${MALFORMED_TIMEOUT:-30}
 nfail=0; nrun=0; nfiles=0; nknown=0
-# Launch files whose error message names the key but not the launch file
-# (npusim run's messages; reported in docs/reliability.md, not yet fixed).
-KNOWN_NONAME="expect-unknown-arg.json kernel-missing.json out-shape-huge.json"
+# Files whose first error line may not name them (none now: npusim run names
+# the launch file since this test found three messages that did not).
+KNOWN_NONAME=""
 "$NPUSIM" asm "$M/scale.s" -o "$tmp/scale.elf" || { echo "FAIL: cannot assemble scale.s"; exit 1; }
 # a.npy: int32 [0..7], the valid input next to the malformed ones
 python3 -c '
