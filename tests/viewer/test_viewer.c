@@ -386,6 +386,87 @@ START_TEST(t_search)
 }
 END_TEST
 
+START_TEST(t_clicks)
+{
+    vw_model m;
+    load(&m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    vw_cmds cl = {0};
+    /* click a core's name: it collapses, and clicking again expands it */
+    int hy = -1;
+    for (int y = 0; y < v.h && hy < 0; y++) {
+        vw_hit h = vw_hit_test(&v, 30, y);
+        if (h.kind == 3 && h.core == 1)
+            hy = y;
+    }
+    ck_assert_int_ge(hy, 0);
+    ck_assert(!v.collapsed[1]);
+    SDL_Event e = mouse_ev(SDL_MOUSEBUTTONDOWN, 30, hy);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEBUTTONUP, 30, hy);
+    vw_handle_event(&v, &e);
+    ck_assert(v.collapsed[1]);
+    /* the tabs: click "Flame graph" */
+    int tx = -1;
+    for (int x = 0; x < v.w && tx < 0; x++) {
+        vw_hit h = vw_hit_test(&v, x, 10);
+        if (h.kind == 5 && h.index == VW_TAB_FLAME)
+            tx = x;
+    }
+    ck_assert_int_ge(tx, 0);
+    e = mouse_ev(SDL_MOUSEBUTTONDOWN, tx + 5, 10);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEBUTTONUP, tx + 5, 10);
+    vw_handle_event(&v, &e);
+    ck_assert_int_eq(v.tab, VW_TAB_FLAME);
+    vw_draw(&v, &cl);
+    ck_assert_uint_gt(v.flame.count, 5);
+    /* click a frame of depth 2: the graph zooms into it; Esc goes back up */
+    int fx = -1, fy = -1;
+    size_t node = 0;
+    for (int y = 40; y < v.h && fx < 0; y += 2)
+        for (int x = 0; x < v.w && fx < 0; x += 4) {
+            vw_hit h = vw_hit_test(&v, x, y);
+            if (h.kind == 4 && v.flame.n[h.index].depth == 2 && v.flame.n[h.index].w * 4 < v.flame.n[0].w * 3) {
+                fx = x;
+                fy = y;
+                node = h.index;
+            }
+        }
+    ck_assert_int_ge(fx, 0);
+    e = mouse_ev(SDL_MOUSEBUTTONDOWN, fx, fy);
+    vw_handle_event(&v, &e);
+    e = mouse_ev(SDL_MOUSEBUTTONUP, fx, fy);
+    vw_handle_event(&v, &e);
+    ck_assert_int_eq(v.flame_zoom, (int32_t)node);
+    /* zoomed: the frame spans the width (hit anywhere on its row) */
+    vw_hit h = vw_hit_test(&v, 20, fy);
+    ck_assert(h.kind == 4 && h.index == node);
+    h = vw_hit_test(&v, v.w - 20, fy);
+    ck_assert(h.kind == 4 && h.index == node);
+    e = key_ev(SDLK_ESCAPE, 0);
+    vw_handle_event(&v, &e);
+    ck_assert_int_eq(v.flame_zoom, v.flame.n[node].parent);
+    /* T: the stall flame graph */
+    e = key_ev(SDLK_t, 0);
+    vw_handle_event(&v, &e);
+    vw_draw(&v, &cl);
+    ck_assert(v.flame.stalls);
+    /* ?: help, any key closes it */
+    e = key_ev(SDLK_SLASH, KMOD_SHIFT);
+    vw_handle_event(&v, &e);
+    ck_assert(v.help);
+    e = key_ev(SDLK_a, 0);
+    vw_handle_event(&v, &e);
+    ck_assert(!v.help);
+    vw_cmds_free(&cl);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
 /* ---- pictures ------------------------------------------------------------------ */
 static uint32_t px(SDL_Surface *s, int x, int y)
 {
@@ -563,6 +644,7 @@ int main(void)
     tcase_add_test(tc, t_zoom_pan);
     tcase_add_test(tc, t_select_range);
     tcase_add_test(tc, t_search);
+    tcase_add_test(tc, t_clicks);
     suite_add_tcase(s, tc);
     tc = tcase_create("pictures");
     tcase_set_timeout(tc, 60);
