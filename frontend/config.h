@@ -127,6 +127,7 @@ typedef struct cfg_machine {
         uint64_t gm_fixed_latency;
         double gm_fixed_bytes_per_cycle;
         uint64_t gm_request_bytes;   /* fixed mode: GM traffic is split into requests of this size */
+        int gm_posted_writes;        /* a GM write move ends when its last request is accepted */
         uint64_t max_cycles;
     } timing;
     mem_config mem;                  /* the memory system: memmodel/mem.h */

@@ -593,13 +593,22 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
             uint64_t nx = mem_next_ev(&T->mem);
             return push_ev(T, nx != TM_NONE && nx > t ? nx : t + 1, EV_GMSUB, c, p, 0);
         }
+        /* a posted write is not waited for: the move only needs the memory
+         * system to have taken it (its answer is ignored) */
+        int posted = r->is_write && T->m->timing.gm_posted_writes;
         T->mem.next_valid = 0;
         npu_status st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, r->is_write, c, t,
-                                      (uint64_t)c * TM_NP + (uint64_t)p, T->d);
+                                      ((uint64_t)c * TM_NP + (uint64_t)p) * 2 + (uint64_t)posted,
+                                      T->d);
         if (st)
             return st;
         T->st->core[c].gm_requests++;
-        pp->gm.outstanding++;
+        if (posted) {
+            if (t > pp->gm.last_done)
+                pp->gm.last_done = t;
+        } else {
+            pp->gm.outstanding++;
+        }
         pp->gm.sent += chunk;
         pp->gm.off += chunk;
         if (pp->gm.off == r->len) {
@@ -644,6 +653,9 @@ static npu_status pipe_done(tm *T, int c, int p, uint64_t t)
 static void mem_done(void *user, uint64_t tag, uint64_t cycle)
 {
     tm *T = user;
+    if (tag & 1)
+        return;   /* a posted write: nobody waits for it */
+    tag >>= 1;
     int c = (int)(tag / TM_NP), p = (int)(tag % TM_NP);
     if (c < 0 || c >= T->ncores || T->err)
         return;
@@ -833,7 +845,7 @@ static npu_status scalar_gm(tm *T, int c, const sim_op *op, uint64_t t, int *blo
              * memory queues absorb one request per core) */
             T->mem.next_valid = 0;
             npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
-                                          (uint64_t)c * TM_NP + ISA_PIPE_S, T->d);
+                                          ((uint64_t)c * TM_NP + ISA_PIPE_S) * 2, T->d);
             if (st)
                 return st;
             T->st->core[c].gm_requests++;

@@ -441,6 +441,29 @@ START_TEST(t_gm_fixed_port)
 }
 END_TEST
 
+START_TEST(t_gm_posted_write)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    /* UB -> GM, 4096 bytes: 8 requests leave at +0, 5, ... 35 at the path
+     * width. Posted (the default): the move ends when the path has streamed
+     * (+41) plus its latency 20 -> 5 + 61 = 66, and the port still carries
+     * the bytes. Answered: like a read, +182 + 20 -> 207. */
+    const char *src =
+        "_start:\n la a1, buf\n li a2, 0\n li64 a3, 268435457\n li a4, 0\n"
+        " mov.ub2gm a1, a2, a3, a4\n halt\n"
+        ".bss\n.balign 512\nbuf:\n .space 4096\n";
+    npu_sim *s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 66);
+    ck_assert_uint_eq(tmh_stats(s)->core[0].gm_wr_bytes, 4096);
+    npu_sim_free(s);
+    tmh_set(&m, "timing.gm_posted_writes=false");
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 207);
+    npu_sim_free(s);
+}
+END_TEST
+
 START_TEST(t_gm_hbm)
 {
     /* the memory system behind the same interface: the default machine's
@@ -561,6 +584,7 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_timing_mode_same_cycles);
     tcase_add_test(tc, t_determinism);
     tcase_add_test(tc, t_gm_fixed_port);
+    tcase_add_test(tc, t_gm_posted_write);
     tcase_add_test(tc, t_gm_hbm);
     tcase_add_test(tc, t_double_buffer);
     tcase_add_test(tc, t_observer);

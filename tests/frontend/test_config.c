@@ -139,10 +139,10 @@ START_TEST(defaults_match_design)
      * on-chip MTE1 paths keep the peak, GM paths sustain less, UB -> UB more */
     ck_assert_uint_eq(m.path[CFG_PATH_GM_L1].width, 144);
     ck_assert_uint_eq(m.path[CFG_PATH_GM_UB].width, 58);
-    ck_assert_uint_eq(m.path[CFG_PATH_UB_GM].width, 80);
+    ck_assert_uint_eq(m.path[CFG_PATH_UB_GM].width, 82);
     ck_assert_uint_eq(m.path[CFG_PATH_L1_L0A].width, 256);
     ck_assert_uint_eq(m.path[CFG_PATH_L1_L0B].width, 128);
-    ck_assert_uint_eq(m.path[CFG_PATH_L0C_GM].width, 168);
+    ck_assert_uint_eq(m.path[CFG_PATH_L0C_GM].width, 118);
     ck_assert_uint_eq(m.path[CFG_PATH_UB_UB].width, 256);
     for (int p = 0; p < CFG_PATH__COUNT; p++) ck_assert_uint_gt(m.path[p].width, 0);
     for (int p = CFG_PIPE_V; p < CFG_PIPE__COUNT; p++) ck_assert_uint_gt(m.pipe[p].queue_depth, 0);
