@@ -177,7 +177,8 @@ void vw_handle_event(vw_view *v, const SDL_Event *e)
             dy = -dy;
             dx = -dx;
         }
-        if (SDL_GetModState() & KMOD_CTRL || v->mx >= vw_time_x0(v)) {
+        /* over the lanes the wheel zooms (shift: scrolls); over the labels it scrolls */
+        if (!(SDL_GetModState() & KMOD_SHIFT) && (SDL_GetModState() & KMOD_CTRL || v->mx >= vw_time_x0(v))) {
             if (dy)
                 vw_zoom_at(v, v->mx >= vw_time_x0(v) ? v->mx : vw_time_x0(v), dy > 0 ? 0.8 : 1.25);
         } else {
