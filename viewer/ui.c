@@ -124,8 +124,6 @@ void vw_handle_event(vw_view *v, const SDL_Event *e)
                 if (*s != '/' || n)
                     v->query[n++] = *s;
             v->query[n] = 0;
-        } else if (strcmp(e->text.text, "?") == 0 && !v->help) {
-            v->help = 1;
         }
         break;
     case SDL_MOUSEMOTION:
