@@ -114,6 +114,9 @@ VIEWER_LIBOBJ := $(patsubst %.c,$(OBJDIR)/%.o,$(filter-out viewer/main.c,$(VIEWE
 $(OBJDIR)/tests/viewer/%.o: CFLAGS += $(SDL_CFLAGS)
 $(BINDIR)/test-viewer: $(patsubst %.c,$(OBJDIR)/%.o,$(TESTSRC_viewer)) $(VIEWER_LIBOBJ) $(call archives,viewer) | $(BINDIR)
 	$(CC) $(LDFLAGS) $(filter %.o,$^) -o $@ $(call archives,viewer) $(SDL_LIBS) $(LIBS) $(CHECK_LIBS)
+.PHONY: test-viewer
+test-viewer: $(BINDIR)/test-viewer
+	$(BINDIR)/test-viewer
 endif
 
 # Cross-part suites (tests/all/*.c, tests/units/*.c, ...) link the whole library.
