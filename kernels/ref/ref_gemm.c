@@ -75,25 +75,44 @@ static void gemm_tol(isa_dtype out, int64_t k, double amax, double bmax, double 
              (long long)k, isa_dtype_name(out));
 }
 
-/* C = A x B in double, rounded to C's dtype. A m x k, B k x n row-major. */
-static void matmul(const npy_tensor *a, const npy_tensor *b, npy_tensor *c, int64_t m, int64_t n, int64_t k)
+/* Every element of t as a double (exact), decoded once so that the triple
+ * loops below run on plain doubles. NULL when out of memory. */
+static double *to_f64(const npy_tensor *t)
 {
-    double *row = npu_calloc((size_t)n, sizeof *row);
-    if (!row)
-        return;
+    int64_t n = npy_numel(t);
+    double *v = npu_malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (v)
+        for (int64_t i = 0; i < n; i++)
+            v[i] = ref_get(t, i);
+    return v;
+}
+
+/* C = A x B in double, rounded to C's dtype. A m x k, B k x n row-major. */
+static npu_status matmul(const npy_tensor *a, const npy_tensor *b, npy_tensor *c, int64_t m, int64_t n, int64_t k,
+                         npu_diag *d)
+{
+    double *row = npu_calloc((size_t)n, sizeof *row), *av = to_f64(a), *bv = to_f64(b);
+    npu_status st = NPU_OK;
+    if (!row || !av || !bv) {
+        st = npu_errf(d, NPU_ENOMEM, "ref gemm: out of memory for the reference");
+        goto out;
+    }
     for (int64_t i = 0; i < m; i++) {
         memset(row, 0, (size_t)n * sizeof *row);
         for (int64_t p = 0; p < k; p++) {
-            double av = ref_get(a, i * k + p);
-            if (av == 0)
-                continue;
+            double x = av[i * k + p];
+            const double *br = bv + p * n;
             for (int64_t j = 0; j < n; j++)
-                row[j] += av * ref_get(b, p * n + j);
+                row[j] += x * br[j];
         }
         for (int64_t j = 0; j < n; j++)
             ref_put(c, i * n + j, row[j]);
     }
+out:
     npu_free(row);
+    npu_free(av);
+    npu_free(bv);
+    return st;
 }
 
 static npu_status tile_defines(ref_ctx *c, int64_t bm, int64_t bn, int64_t bk, npu_diag *d)
@@ -128,7 +147,8 @@ npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
         (st = ref_rand(&B, dt, k, n, r, dt == ISA_DT_S8 ? -128 : -1.0, lim, d)) ||
         (st = npy_alloc(&C, out, 2, cs, d)))
         goto fail;
-    matmul(&A, &B, &C, m, n, k);
+    if ((st = matmul(&A, &B, &C, m, n, k, d)))
+        goto fail;
     double rtol, atol;
     char why[256];
     gemm_tol(out, k, lim, lim, &rtol, &atol, why, sizeof why);
@@ -182,25 +202,38 @@ npu_status ref_gen_gemm_fp8(ref_ctx *c, npu_diag *d)
         (st = ref_rand(&SB, ISA_DT_F32, KB, NB, r, 0.5 / 448, 2.0 / 448, d)) ||
         (st = npy_alloc(&C, out, 2, cs, d)))
         goto fail;
-    double *acc = npu_calloc((size_t)(m * n), sizeof *acc);
-    if (!acc) {
+    /* per row i: the block partials of every column, then scaled and summed */
+    double *acc = npu_calloc((size_t)n, sizeof *acc), *part = npu_calloc((size_t)n, sizeof *part);
+    double *av = to_f64(&A), *bv = to_f64(&B);
+    if (!acc || !part || !av || !bv) {
+        npu_free(acc);
+        npu_free(part);
+        npu_free(av);
+        npu_free(bv);
         st = npu_errf(d, NPU_ENOMEM, "ref gemm_fp8: out of memory");
         goto fail;
     }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double s = 0;
-            for (int64_t kb = 0; kb < KB; kb++) {
-                double part = 0;
-                for (int64_t p = kb * 128; p < k && p < kb * 128 + 128; p++)
-                    part += ref_get(&A, i * k + p) * ref_get(&B, p * n + j);
-                s += part * ref_get(&SA, kb * m + i) * ref_get(&SB, kb * NB + j / 128);
+    for (int64_t i = 0; i < m; i++) {
+        memset(acc, 0, (size_t)n * sizeof *acc);
+        for (int64_t kb = 0; kb < KB; kb++) {
+            memset(part, 0, (size_t)n * sizeof *part);
+            for (int64_t p = kb * 128; p < k && p < kb * 128 + 128; p++) {
+                double x = av[i * k + p];
+                const double *br = bv + p * n;
+                for (int64_t j = 0; j < n; j++)
+                    part[j] += x * br[j];
             }
-            acc[i * n + j] = s;
+            double sa = ref_get(&SA, kb * m + i);
+            for (int64_t j = 0; j < n; j++)
+                acc[j] += part[j] * sa * ref_get(&SB, kb * NB + j / 128);
         }
-    for (int64_t i = 0; i < m * n; i++)
-        ref_put(&C, i, acc[i]);
+        for (int64_t j = 0; j < n; j++)
+            ref_put(&C, i * n + j, acc[j]);
+    }
     npu_free(acc);
+    npu_free(part);
+    npu_free(av);
+    npu_free(bv);
     /* Each block partial: 128 fp32 additions of products up to 448^2 with
      * random signs, the running sum ~ sqrt(128) 448^2 / 3, each addition
      * erring by 2^-24 of it: together below 128 * 2^-24 * 448^2 (a 4x
@@ -284,7 +317,8 @@ npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
                 }
             }
     }
-    matmul(&A, &P, &C, m, n, k);
+    if ((st = matmul(&A, &P, &C, m, n, k, d)))
+        goto fail;
     double rtol, atol;
     char why[256];
     gemm_tol(out, k / 2, lim, lim, &rtol, &atol, why, sizeof why);
