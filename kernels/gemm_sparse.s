@@ -3,8 +3,10 @@
 # compressed as BV (k/2 x n, the kept values, row-major) and BM (its 2:4
 # metadata, in panels of BN columns: ref.h, ref_sparse_panels; made by
 # `npusim sparsify B.npy --values BV.npy --meta BM.npy --panel 128`).
-# C (m x n) row-major; any m, n; k a multiple of 4. Tiling, SPMD split and
-# synchronisation are those of gemm.s (docs/kernels.md); per k step of BK
+# C (m x n) row-major; any m, n; k a multiple of 4. Tiling and SPMD split
+# are gemm.s's, with one L1 step per L0 step (slot s for L1 and L0, flags
+# MTE2<->MTE1 and MTE1<->M per s, FIX<->M per L0C slot c, "free" flags set
+# before the loop and waited after it; docs/kernels.md). Per k step of BK
 # dense k the B side moves BK/2 value rows and BK/4 metadata rows:
 #   MTE2  A -> L1A[s] (nd2nz, NZ); BV -> L1B[s] (nd2nz);
 #         BM panel rows -> L1M[s] (one burst, .pad to 32 bytes)
