@@ -15,6 +15,9 @@
 #        128 x 128 x 128 for 2-byte inputs, 128 x 128 x 256 for s8: one
 #        32 KB L0A / L0B buffer each, a 64 KB L0C buffer)
 #   BKL  k of an L1 step: 2 BK (default) or BK
+#   L0CS L0C slots: 2 when two BM x BN fp32 tiles fit the 128 KB L0C (the
+#        drain of a tile overlaps the next tile's mmads), else 1 (e.g. BN =
+#        256: the next tile's first mmad waits for the drain)
 #
 # Tiles of C (mt, nt) are numbered t = mt * NT + nt and dealt round robin:
 # core c computes tiles c, c + corenum, ... Each tile runs KT = ceil(k/BKL)
@@ -119,7 +122,15 @@
     .equ L0A_SLOT, BM * BK * ESZ
     .equ L0B_SLOT, BK * BN * ESZ
     .equ L0C_SLOT, BM * BN * 4
-.if (2 * L0A_SLOT > 65536) || (2 * L0B_SLOT > 65536) || (2 * L0C_SLOT > 131072) || (L1B + 2 * L1B_SLOT > 524288)
+.ifndef L0CS
+  .if 2 * L0C_SLOT <= 131072
+    .equ L0CS, 2                        # L0C slots: 2 (drain overlaps the next tile) ...
+  .else
+    .equ L0CS, 1                        # ... or 1 for a 128 KB tile (BM x BN = 32768)
+  .endif
+.endif
+    .equ CLAST, L0CS - 1                # L0C slot of the odd tiles
+.if (2 * L0A_SLOT > 65536) || (2 * L0B_SLOT > 65536) || (L0CS * L0C_SLOT > 131072) || (L1B + 2 * L1B_SLOT > 524288)
     .error "tile too large for L0A/L0B (64 KB), L0C (128 KB) or L1 (512 KB) with double buffering"
 .endif
 .if (L0A_SLOT % 512) || (L0B_SLOT % 512)
@@ -392,7 +403,7 @@ main:
     tile 0
     add s8, s8, s1
     bge s8, s9, .Ldone
-    tile 1
+    tile CLAST
     add s8, s8, s1
     j .Ltiles
 .Ldone:

@@ -5,7 +5,8 @@
 # bf16 -> f32/bf16, s8 -> s32; shapes with tails in m, n and k (not
 # multiples of 16, of the 128 x 128 x 128 tile, of 32 for s8), a 1 x 1 x 1
 # product, more C tiles than cores, smaller tiles through -D (--bm/--bn/--bk)
-# so that one core double-buffers many k steps; 1 and 2 cores on the small
+# so that one core double-buffers many k steps, a 128 x 256 tile (one L0C
+# slot); 1 and 2 cores on the small
 # machine, 24 on the default machine.
 set -u
 : "${NPUSIM:?}" "${NPU_ROOT:?}"
@@ -36,6 +37,7 @@ check 2 "$small" --dtype bf16 --out bf16 --m 200 --n 130 --k 260
 check 1 "$small" --dtype s8 --out s32 --m 40 --n 50 --k 70
 check 2 "$small" --dtype s8 --out s32 --m 150 --n 270 --k 600
 check 2 "$small" --dtype f16 --out f32 --m 100 --n 90 --k 700 --bm 32 --bn 64 --bk 64
+check 2 "$small" --dtype f16 --out f32 --m 300 --n 600 --k 200 --bn 256 --bk 64
 check 24 default --dtype f16 --out f32 --m 256 --n 320 --k 200
 check 24 default --dtype s8 --out s32 --m 64 --n 100 --k 90
 
