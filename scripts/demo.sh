@@ -1,36 +1,67 @@
 #!/bin/sh
-# The demo (make demo): assemble the sample kernel and disassemble it.
-# It grows as the simulator lands (run, stat, trace ...).
-# Usage: scripts/demo.sh BUILD
+# The demo (make demo), on the embedded default machine (24 cores, HBM2E):
+#   1. make the GEMM's golden inputs and outputs (plain-C reference)
+#   2. assemble the GEMM kernel and show its first instructions
+#   3. run it in perf mode and check it against the golden output
+#   4. npusim stat: the counters, perf-stat style
+#   5. npusim check: memcheck, racecheck, initcheck, synccheck
+#   6. npusim record: a trace, with exports for Perfetto and flame graphs
+#   7. npuview: headless pictures of the trace's four views
+# Every file lands in BUILD/demo/. Usage: scripts/demo.sh BUILD
 set -eu
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 NPUSIM="$BUILD/bin/npusim"
-OUT="$BUILD/demo"
-mkdir -p "$OUT"
-echo "== npusim asm kernels/examples/sample.s -I kernels/include -o $OUT/sample.elf"
-"$NPUSIM" asm kernels/examples/sample.s -I kernels/include -o "$OUT/sample.elf"
-echo "== npusim dis $OUT/sample.elf"
-"$NPUSIM" dis "$OUT/sample.elf"
-# The GEMM demo run, recorded: a trace for Perfetto (gemm.json) and flame graphs (gemm.folded).
-echo "== npusim ref gemm (256^3 f16 -> f32, 24 cores) + npusim run + npusim record -o $OUT/gemm.npt"
-"$NPUSIM" ref gemm --dtype f16 --out f32 --m 256 --n 256 --k 256 --cores 24 --seed 1 -o "$OUT/gemm" >/dev/null
-"$NPUSIM" run "$OUT/gemm/launch.json"
-"$NPUSIM" record -o "$OUT/gemm.npt" "$OUT/gemm/launch.json"
-"$NPUSIM" trace info "$OUT/gemm.npt"
-"$NPUSIM" trace export --format chrome "$OUT/gemm.npt" -o "$OUT/gemm.json"
-"$NPUSIM" trace export --format folded "$OUT/gemm.npt" -o "$OUT/gemm.folded"
-echo "   $OUT/gemm.json (open in https://ui.perfetto.dev), $OUT/gemm.folded (flamegraph.pl, speedscope)"
-# npuview: pictures of the demo GEMM's trace (headless, 1280x800), once
-# `npusim record` and npuview are built.
 NPUVIEW="$BUILD/bin/npuview"
-if [ -x "$NPUVIEW" ] && "$NPUSIM" record 2>&1 | grep -q "record"; then
-    echo "== npusim ref gemm (512^3 f16, 24 cores) + npusim record --level mem + npuview --screenshot"
-    "$NPUSIM" ref gemm --dtype f16 --out f32 --m 512 --n 512 --k 512 --cores 24 -o "$OUT/npuview-gemm" >/dev/null
-    "$NPUSIM" record -o "$OUT/npuview-gemm.npt" --level mem "$OUT/npuview-gemm/launch.json"
-    for v in timeline flame hotspots counters; do
-        "$NPUVIEW" --screenshot "$OUT/npuview-$v.png" --view $v "$OUT/npuview-gemm.npt"
-        echo "   $OUT/npuview-$v.png"
-    done
-fi
+OUT="$BUILD/demo"
+M=${DEMO_M:-1024} N=${DEMO_N:-1024} K=${DEMO_K:-1024}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+step=0
+STEPS=7
+say() {  # the step header; on a terminal it also says how far the demo is
+    step=$((step + 1))
+    if [ -t 1 ]; then
+        printf '\n\033[1m[%d/%d] %s\033[0m\n' "$step" "$STEPS" "$*"
+    else
+        printf '\n== [%d/%d] %s\n' "$step" "$STEPS" "$*"
+    fi
+}
+show() { echo "\$ $*"; "$@"; }
+
+say "golden data: GEMM ${M}x${N}x${K}, f16 inputs, f32 output, 24 cores"
+show "$NPUSIM" ref gemm --dtype f16 --out f32 --m "$M" --n "$N" --k "$K" --cores 24 --seed 1 \
+    -o "$OUT/gemm"
+
+say "assemble the GEMM kernel (the same -D values npusim ref used)"
+show "$NPUSIM" asm kernels/gemm.s -I kernels/include -D DT=1 -D ODT=0 -o "$OUT/gemm/kernel.elf"
+readelf -h "$OUT/gemm/kernel.elf" | grep -E "Class|Machine|Type|Entry" || true
+"$NPUSIM" dis "$OUT/gemm/kernel.elf" | head -24
+echo "   ... ($("$NPUSIM" dis "$OUT/gemm/kernel.elf" | wc -l) lines: $NPUSIM dis $OUT/gemm/kernel.elf)"
+
+say "run on the default machine (perf mode) against the golden output"
+show "$NPUSIM" run "$OUT/gemm/launch.json"
+
+say "counters"
+show "$NPUSIM" stat "$OUT/gemm/launch.json"
+
+say "sanitizers (every tool)"
+show "$NPUSIM" check --tool all "$OUT/gemm/launch.json"
+
+say "record a trace and export it"
+show "$NPUSIM" record -o "$OUT/gemm.npt" --level mem "$OUT/gemm/launch.json"
+show "$NPUSIM" trace info "$OUT/gemm.npt"
+show "$NPUSIM" trace export --format chrome "$OUT/gemm.npt" -o "$OUT/gemm.json"
+show "$NPUSIM" trace export --format folded "$OUT/gemm.npt" -o "$OUT/gemm.folded"
+echo "   $OUT/gemm.json opens in Perfetto (ui.perfetto.dev) or chrome://tracing;"
+echo "   $OUT/gemm.folded in flamegraph.pl or speedscope"
+
+say "npuview pictures (headless, 1280x800)"
+for v in timeline flame hotspots counters; do
+    SDL_VIDEODRIVER=offscreen "$NPUVIEW" --screenshot "$OUT/npuview-$v.png" --view "$v" \
+        --size 1280x800 "$OUT/gemm.npt"
+    echo "   $OUT/npuview-$v.png"
+done
+echo
+echo "demo: done; open the trace with: $NPUVIEW $OUT/gemm.npt"
