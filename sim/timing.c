@@ -145,6 +145,15 @@ static uint64_t mem_next_ev(tm_mem *m)
     return m->next_cache;
 }
 
+/* When to try again after the memory system refused a request at t: its
+ * next event (a completion or a queue moving frees a slot), else the next
+ * cycle. The data-move path (gm_pump) retries the same way. */
+static uint64_t mem_retry_at(tm_mem *m, uint64_t t)
+{
+    uint64_t nx = mem_next_ev(m);
+    return nx != TM_NONE && nx > t ? nx : t + 1;
+}
+
 /* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
  * core, then a fixed latency. Completions are delivered from a heap in
  * (cycle, submission) order. */
@@ -302,7 +311,7 @@ typedef struct tm_flag {
     uint8_t head, n;
 } tm_flag;
 
-enum { S_RUN, S_QFULL, S_WAITF, S_DRAIN, S_BARRIER, S_GMLOAD, S_DONE };
+enum { S_RUN, S_QFULL, S_WAITF, S_DRAIN, S_BARRIER, S_GMLOAD, S_GMSUB, S_DONE };
 enum { DR_PBAR, DR_SYNC, DR_HALT };
 
 typedef struct tm_core {
@@ -322,6 +331,13 @@ typedef struct tm_core {
     isa_insn last_in;
     uint64_t gm_out;     /* S_GMLOAD: outstanding requests */
     uint64_t gm_last;
+    /* S_GMSUB: the scalar GM access the memory system has not taken yet
+     * (ranges [sg_i, sg_n) of sg, sg_off bytes of sg[sg_i] already sent);
+     * the access executed functionally at issue, only its requests wait */
+    sim_gm_range *sg;
+    uint32_t sg_n, sg_cap, sg_i;
+    uint64_t sg_off;
+    int sg_store;        /* sdg / swg: the scalar unit does not wait for the answer */
     uint64_t end;
 } tm_core;
 
@@ -589,10 +605,8 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
         uint64_t at = pp->start + pp->gm.sent / width;
         if (at > t)
             return push_ev(T, at, EV_GMSUB, c, p, 0);
-        if (!T->mem.can_accept(T->mem.impl, addr, r->is_write)) {
-            uint64_t nx = mem_next_ev(&T->mem);
-            return push_ev(T, nx != TM_NONE && nx > t ? nx : t + 1, EV_GMSUB, c, p, 0);
-        }
+        if (!T->mem.can_accept(T->mem.impl, addr, r->is_write))
+            return push_ev(T, mem_retry_at(&T->mem, t), EV_GMSUB, c, p, 0);
         /* a posted write is not waited for: the move only needs the memory
          * system to have taken it (its answer is ignored) */
         int posted = r->is_write && T->m->timing.gm_posted_writes;
@@ -823,10 +837,50 @@ static npu_status make_ent(tm *T, int c, const sim_op *op, uint64_t seq, tm_ent 
     return NPU_OK;
 }
 
+/* Send the pending scalar GM requests (k->sg) at t, one per line piece, as
+ * long as the memory system accepts. 1: all sent; 0: refused (back-pressure,
+ * the rest stays pending for a retry). */
+static npu_status scalar_gm_pump(tm *T, int c, uint64_t t, int *all_sent)
+{
+    tm_core *k = &T->core[c];
+    *all_sent = 0;
+    while (k->sg_i < k->sg_n) {
+        const sim_gm_range *r = &k->sg[k->sg_i];
+        uint64_t a = r->addr + k->sg_off;
+        uint64_t ch = T->mem.line - a % T->mem.line;
+        if (ch > r->len - k->sg_off)
+            ch = r->len - k->sg_off;
+        if (!T->mem.can_accept(T->mem.impl, a, r->is_write))
+            return NPU_OK;
+        T->mem.next_valid = 0;
+        npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
+                                      ((uint64_t)c * TM_NP + ISA_PIPE_S) * 2, T->d);
+        if (st)
+            return st;
+        T->st->core[c].gm_requests++;
+        k->gm_out++;
+        k->sg_off += ch;
+        if (k->sg_off == r->len) {
+            k->sg_off = 0;
+            k->sg_i++;
+        }
+    }
+    k->sg_n = k->sg_i = 0;
+    *all_sent = 1;
+    return NPU_OK;
+}
+
+/* A scalar GM access (ldg / lwg / sdg / swg) issued at t: its requests go
+ * to the memory system; a load then waits for the answers (*blocked 1),
+ * and a request the memory system cannot take yet stalls the scalar unit
+ * (*blocked 2: state S_GMSUB, retried at the memory system's next event). */
 static npu_status scalar_gm(tm *T, int c, const sim_op *op, uint64_t t, int *blocked)
 {
     tm_core *k = &T->core[c];
     *blocked = 0;
+    /* op->gm is valid only during this step: keep a copy of the ranges */
+    k->sg_n = k->sg_i = 0;
+    k->sg_off = 0;
     for (uint32_t i = 0; i < op->ngm; i++) {
         const sim_gm_range *r = &op->gm[i];
         if (!r->len)
@@ -835,26 +889,26 @@ static npu_status scalar_gm(tm *T, int c, const sim_op *op, uint64_t t, int *blo
             T->st->core[c].gm_wr_bytes += r->len;
         else
             T->st->core[c].gm_rd_bytes += r->len;
-        /* scalar accesses are small; one request each (split at a line) */
-        uint64_t a = r->addr, left = r->len;
-        while (left) {
-            uint64_t ch = T->mem.line - a % T->mem.line;
-            if (ch > left)
-                ch = left;
-            /* back-pressure on a scalar access: model as accepted (the
-             * memory queues absorb one request per core) */
-            T->mem.next_valid = 0;
-            npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
-                                          ((uint64_t)c * TM_NP + ISA_PIPE_S) * 2, T->d);
-            if (st)
-                return st;
-            T->st->core[c].gm_requests++;
-            k->gm_out++;
-            a += ch;
-            left -= ch;
+        if (k->sg_n == k->sg_cap) {
+            uint32_t nc = k->sg_cap ? k->sg_cap * 2 : 4;
+            sim_gm_range *nr = npu_realloc(k->sg, nc * sizeof *nr);
+            if (!nr)
+                return oom(T);
+            k->sg = nr;
+            k->sg_cap = nc;
         }
+        k->sg[k->sg_n++] = *r;
     }
-    if (k->gm_out && !(op->in.op == ISA_OP_SDG || op->in.op == ISA_OP_SWG)) {
+    k->sg_store = op->in.op == ISA_OP_SDG || op->in.op == ISA_OP_SWG;
+    int all_sent;
+    npu_status st = scalar_gm_pump(T, c, t, &all_sent);
+    if (st)
+        return st;
+    if (!all_sent) {
+        *blocked = 2;
+        return NPU_OK;
+    }
+    if (k->gm_out && !k->sg_store) {
         *blocked = 1;
         k->gm_last = t;
     }
@@ -872,6 +926,25 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
         switch (k->state) {
         case S_DONE: case S_BARRIER: case S_GMLOAD:
             return NPU_OK;
+        case S_GMSUB: {
+            /* retry the requests the memory system refused; the stall since
+             * the issue slot is memory time (a load's goes on until its
+             * answers, charged by mem_done) */
+            int all_sent;
+            if ((st = scalar_gm_pump(T, c, t, &all_sent)))
+                return st;
+            if (!all_sent)
+                return wake_scalar(T, c, mem_retry_at(&T->mem, t));
+            if (k->gm_out && !k->sg_store) {
+                k->state = S_GMLOAD;
+                k->gm_last = t;
+                return NPU_OK;
+            }
+            stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since, t);
+            k->state = S_RUN;
+            k->s_ready = NPU_MAX(t, k->stall_since);
+            continue;
+        }
         case S_QFULL: {
             tm_pipe *pp = &k->pipe[k->pend_pipe];
             if (pp->n >= pp->cap)
@@ -970,6 +1043,11 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
                 cs->busy[ISA_PIPE_S] += issue;
                 if ((st = scalar_gm(T, c, &op, t, &blocked)))
                     return st;
+                if (blocked == 2) {
+                    k->state = S_GMSUB;
+                    k->stall_since = t + issue;
+                    return wake_scalar(T, c, NPU_MAX(t + issue, mem_retry_at(&T->mem, t)));
+                }
                 if (blocked) {
                     k->state = S_GMLOAD;
                     k->stall_since = t + issue;
@@ -1017,6 +1095,7 @@ static const char *state_name(int s)
     case S_DRAIN: return "draining its pipes";
     case S_BARRIER: return "at sync_all";
     case S_GMLOAD: return "waiting for a GM load";
+    case S_GMSUB: return "stalled: memory system full (scalar GM access)";
     default: return "done";
     }
 }
@@ -1099,11 +1178,13 @@ static npu_status mem_open(tm *T)
 static void tm_free(tm *T)
 {
     if (T->core) {
-        for (int c = 0; c < T->ncores; c++)
+        for (int c = 0; c < T->ncores; c++) {
             for (int p = 0; p < TM_NP; p++) {
                 npu_free(T->core[c].pipe[p].q);
                 npu_free(T->core[c].pipe[p].rf.r);
             }
+            npu_free(T->core[c].sg);
+        }
         npu_free(T->core);
     }
     npu_free(T->h.a);

@@ -526,6 +526,114 @@ START_TEST(t_double_buffer)
 }
 END_TEST
 
+/* Scalar GM traffic against a memory system with tiny queues: every core
+ * stores, reloads and sums in a tight loop (sdg / ldg / lwg), so L2 slices
+ * (or, with the L2 off, the HBM controller) refuse requests. The scalar
+ * unit must stall (cause memory) and retry, never abort the run. Core c
+ * uses its own 512-byte line: slot = buf + 512 c; per iteration i (N..1) it
+ * stores i at slot+0, reloads it (a3 += i), loads the shared word 7 (a4 +=
+ * 7) and at the end stores a3 at slot+16. */
+#define SGM_N 40
+static const char *sgm_src =
+    "_start:\n mfsr t0, coreid\n la a1, buf\n slli t1, t0, 9\n add a2, a1, t1\n"
+    " la a5, seven\n li t2, 40\n li a3, 0\n li a4, 0\n"
+    "loop:\n sdg t2, 0(a2)\n ldg t3, 0(a2)\n add a3, a3, t3\n lwg t4, 0(a5)\n add a4, a4, t4\n"
+    " sdg a4, 8(a2)\n addi t2, t2, -1\n bnez t2, loop\n sdg a3, 16(a2)\n halt\n"
+    ".data\n.balign 8\nseven:\n .word 7\n .word 0\n"
+    ".bss\n.balign 512\nbuf:\n .space 16384\n";
+
+/* Stores only: without back-pressure the scalar unit never waits on them. */
+static const char *sgm_store_src =
+    "_start:\n mfsr t0, coreid\n la a1, buf\n slli t1, t0, 9\n add a2, a1, t1\n li t2, 64\n"
+    "loop:\n sdg t2, 0(a2)\n sdg t2, 8(a2)\n sdg t2, 16(a2)\n sdg t2, 24(a2)\n"
+    " addi t2, t2, -1\n bnez t2, loop\n halt\n"
+    ".bss\n.balign 512\nbuf:\n .space 16384\n";
+
+static uint64_t s_mem_stall(const sim_timing_stats *st)
+{
+    uint64_t sum = 0;
+    for (int c = 0; c < st->ncores; c++)
+        sum += st->core[c].stall[ISA_PIPE_S][SIM_STALL_MEMORY];
+    return sum;
+}
+
+/* Run sgm_src on ncores of m, check every core's values, return cycles and
+ * the S memory stall. */
+static uint64_t sgm_run(const cfg_machine *m, int ncores, uint64_t *s_stall)
+{
+    npu_sim *s = tmh_load(m, sgm_src, ncores);
+    uint64_t cyc = tmh_cycles(s);
+    const sim_timing_stats *st = tmh_stats(s);
+    const uint64_t sum = SGM_N * (SGM_N + 1) / 2;
+    for (int c = 0; c < ncores; c++) {
+        ck_assert_uint_eq(npu_sim_reg(s, c, 13), sum);            /* a3 */
+        ck_assert_uint_eq(npu_sim_reg(s, c, 14), 7 * SGM_N);      /* a4 */
+        uint64_t slot = npu_sim_reg(s, c, 12), v[3];              /* a2 */
+        npu_diag d = {0};
+        ck_assert_int_eq(npu_sim_read_gm(s, slot, v, sizeof v, &d), NPU_OK);
+        ck_assert_uint_eq(v[0], 1);            /* the last i stored */
+        ck_assert_uint_eq(v[1], 7 * SGM_N);
+        ck_assert_uint_eq(v[2], sum);
+        /* 40 x (3 loads/stores of 8 B + one 4 B lwg) + the final store */
+        ck_assert_uint_eq(st->core[c].gm_rd_bytes, SGM_N * 12);
+        ck_assert_uint_eq(st->core[c].gm_wr_bytes, SGM_N * 16 + 8);
+        ck_assert_uint_eq(st->core[c].gm_requests, SGM_N * 4 + 1);
+    }
+    *s_stall = s_mem_stall(st);
+    npu_sim_free(s);
+    return cyc;
+}
+
+START_TEST(t_scalar_gm_backpressure)
+{
+    cfg_machine m;
+    cfg_default(&m);
+    uint64_t roomy_stall, tiny_stall, stall2;
+
+    /* stores only, default queues: nothing refused, S never waits */
+    npu_sim *s = tmh_load(&m, sgm_store_src, 24);
+    uint64_t roomy = tmh_cycles(s);
+    ck_assert_uint_eq(s_mem_stall(tmh_stats(s)), 0);
+    npu_sim_free(s);
+    uint64_t roomy_vals = sgm_run(&m, 24, &roomy_stall);
+
+    /* one L2 slice with a one-request queue and tiny HBM queues: 24 cores
+     * hammer it; the refused stores now stall S with cause memory */
+    tmh_set(&m, "memory.l2.slices=1");
+    tmh_set(&m, "memory.l2.size_bytes=8388608");
+    tmh_set(&m, "memory.l2.queue=1");
+    tmh_set(&m, "memory.controller.read_queue=2");
+    tmh_set(&m, "memory.controller.write_queue=2");
+    s = tmh_load(&m, sgm_store_src, 24);
+    uint64_t tiny = tmh_cycles(s);
+    const sim_timing_stats *st = tmh_stats(s);
+    ck_assert_uint_gt(s_mem_stall(st), 0);
+    ck_assert_uint_gt(tiny, roomy);
+    for (int c = 0; c < 24; c++) {
+        ck_assert_uint_eq(st->core[c].gm_requests, 4 * 64);
+        ck_assert_uint_eq(st->core[c].gm_wr_bytes, 4 * 64 * 8);
+    }
+    npu_sim_free(s);
+
+    /* loads and stores mixed: right values, more memory stall than with
+     * roomy queues, and two runs identical */
+    uint64_t c1 = sgm_run(&m, 24, &tiny_stall);
+    uint64_t c2 = sgm_run(&m, 24, &stall2);
+    ck_assert_uint_gt(tiny_stall, roomy_stall);
+    ck_assert_uint_gt(c1, roomy_vals);
+    ck_assert_uint_eq(c1, c2);
+    ck_assert_uint_eq(tiny_stall, stall2);
+
+    /* the L2 off: the in-order HBM port refuses while anything waits */
+    tmh_set(&m, "memory.l2.enabled=false");
+    c1 = sgm_run(&m, 24, &tiny_stall);
+    c2 = sgm_run(&m, 24, &stall2);
+    ck_assert_uint_gt(tiny_stall, 0);
+    ck_assert_uint_eq(c1, c2);
+    ck_assert_uint_eq(tiny_stall, stall2);
+}
+END_TEST
+
 START_TEST(t_observer)
 {
     /* the observer sees every instruction's dispatch and, for pipes, its
@@ -588,6 +696,7 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_gm_hbm);
     tcase_add_test(tc, t_double_buffer);
     tcase_add_test(tc, t_observer);
+    tcase_add_test(tc, t_scalar_gm_backpressure);
     suite_add_tcase(s, tc);
     return s;
 }
