@@ -154,7 +154,8 @@ static npu_status opnd_ranges(vjob *j, const vopnd *o, npu_diag *d)
  * the unit reads block b of each strided source and writes block b of the
  * strided destination. Two reads of different blocks in one bank cost one
  * extra cycle each beyond the first; a write in the bank group of a read
- * costs one extra cycle. */
+ * of another block costs one extra cycle (reading the block being written
+ * is the same port access, not a conflict). */
 static void bank_conflicts(const vjob *j, sim_work *w)
 {
     const sim_unit_ctx *c = j->ctx;
@@ -189,8 +190,12 @@ static void bank_conflicts(const vjob *j, sim_work *w)
             w->bank_conflicts += (uint32_t)bc;
             if (have_w) {
                 uint32_t wg = (uint32_t)(wq % c->ub_banks) % c->ub_bank_groups;
+                /* a read of the very block being written (vmla/vaxpy's
+                 * accumulator, an in-place operand) is the same row of the
+                 * same bank: one read-modify-write port access, no second
+                 * access to the group to collide with */
                 for (int x = 0; x < nrd; x++)
-                    if ((uint32_t)(rd[x] % c->ub_banks) % c->ub_bank_groups == wg) {
+                    if (rd[x] != wq && (uint32_t)(rd[x] % c->ub_banks) % c->ub_bank_groups == wg) {
                         w->bankgroup_conflicts++;
                         break;
                     }

@@ -630,6 +630,37 @@ START_TEST(t_bank_conflicts)
 }
 END_TEST
 
+/* Reading the very block being written in a beat is one port access, not a
+ * bank-group conflict (vmla/vaxpy's accumulator, an in-place operand); a
+ * write into the group of a read of another block still is one. */
+START_TEST(t_bank_conflicts_same_block)
+{
+    ut *u = ut_new();
+    u->ctx.nodata = 1;
+    /* vmla: dst 0 (also read), src0 block 197, src1 block 394: three groups */
+    u->x[R_D] = 0; u->x[R_S0] = 6304; u->x[R_S1] = 12608; u->x[R_CFG] = CFG(2);
+    isa_insn mla = ut_insn(ISA_OP_VMLA, ISA_DT_F32, 0, 0);
+    ck_assert_msg(ut_run(u, &mla) == NPU_OK, "%s", u->d.msg);
+    ck_assert_uint_eq(u->w.bank_conflicts, 0);
+    ck_assert_uint_eq(u->w.bankgroup_conflicts, 0);
+    /* in-place vadd, dst == src0 */
+    isa_insn add = ut_insn(ISA_OP_VADD, ISA_DT_F32, 0, 0);
+    u->x[R_D] = 6304;
+    ck_assert_msg(ut_run(u, &add) == NPU_OK, "%s", u->d.msg);
+    ck_assert_uint_eq(u->w.bankgroup_conflicts, 0);
+    /* vmla with src1 512 B from dst: src1's block is in dst's group */
+    u->x[R_D] = 0; u->x[R_S1] = 512;
+    ck_assert_msg(ut_run(u, &mla) == NPU_OK, "%s", u->d.msg);
+    ck_assert_uint_eq(u->w.bankgroup_conflicts, 16);
+    /* vaxpy (scalar form): only the accumulator shares dst's group */
+    isa_insn axpy = ut_insn(ISA_OP_VAXPY, ISA_DT_F32, 0, 0);
+    u->x[R_S1] = 0;
+    ck_assert_msg(ut_run(u, &axpy) == NPU_OK, "%s", u->d.msg);
+    ck_assert_uint_eq(u->w.bankgroup_conflicts, 0);
+    ut_free(u);
+}
+END_TEST
+
 START_TEST(t_faults)
 {
     ut *u = ut_new();
@@ -824,6 +855,7 @@ Suite *vec_suite(void)
     tcase_add_test(tc, t_vconv_boundaries);
     tcase_add_test(tc, t_vconv_all_pairs);
     tcase_add_test(tc, t_bank_conflicts);
+    tcase_add_test(tc, t_bank_conflicts_same_block);
     tcase_add_test(tc, t_faults);
     tcase_add_test(tc, t_random_elementwise);
     tcase_add_test(tc, t_f16_transcendental_exhaustive);
