@@ -692,6 +692,12 @@ void npy_free(npy_tensor *t)
 
 int64_t npy_numel(const npy_tensor *t)
 {
+    /* A zero dimension first: (2^62, 4, 0) is a valid empty tensor, and
+     * multiplying in order would overflow before reaching the 0. Without
+     * one, the product is nbytes / dtype size, which the loader bounds. */
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0)
+            return 0;
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++)
         n *= t->shape[i];
