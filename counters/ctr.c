@@ -454,9 +454,19 @@ void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
         double r = dominant_peak(cv, m->vec_elems_per_cycle, 0, NULL);
         peak_ops = r * nc * ghz * 1e9;
     }
+    /* GM utilisation is against the port every GM request goes through:
+     * with an L2 that is the L2 (hits never reach the HBM, so GM bytes can
+     * exceed the HBM's peak); without one, the HBM or the fixed port. The
+     * HBM's own utilisation counts only the bytes that reached it. */
     double peak_bw = m ? m->gm_peak_Bps : 0;
-    if (peak_bw > 0)
-        SET(GM_UTIL, 100.0 * ratio(gm / (secs > 0 ? secs : 1), peak_bw));
+    double port_bw = m && m->l2_peak_Bps > 0 ? m->l2_peak_Bps : peak_bw;
+    if (port_bw > 0)
+        SET(GM_UTIL, 100.0 * ratio(gm / (secs > 0 ? secs : 1), port_bw));
+    if (peak_bw > 0 && cv->have[CTR_EV_HBM_BYTES_READ] && cv->have[CTR_EV_HBM_BYTES_WRITTEN]) {
+        double hbm = (double)(ctr_get(cv, CTR_EV_HBM_BYTES_READ, -1) +
+                              ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1));
+        SET(HBM_UTIL, 100.0 * ratio(hbm / (secs > 0 ? secs : 1), peak_bw));
+    }
     if (gm > 0)
         SET(AI, ops / gm);
     if (peak_ops > 0 && peak_bw > 0)

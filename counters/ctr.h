@@ -93,7 +93,13 @@ typedef struct ctr_machine {
     int ncores;                        /* cores of the launch */
     double cube_macs_per_cycle[16];    /* 0 = the cube has no mode for the dtype */
     double vec_elems_per_cycle[16];
-    double gm_peak_Bps;                /* peak GM (HBM) bandwidth of the chip */
+    double gm_peak_Bps;                /* peak of GM's backing memory: the HBM's
+                                        * (stacks x channels x pseudo-channels x
+                                        * width x data rate) or the fixed port's;
+                                        * the roofline's bandwidth roof */
+    double l2_peak_Bps;                /* the L2's (slices x bytes per slice per
+                                        * cycle x clock); 0: no L2, GM requests
+                                        * go straight to the memory above */
 } ctr_machine;
 
 /* ---- selection ------------------------------------------------------------ */

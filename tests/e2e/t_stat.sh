@@ -92,3 +92,35 @@ expect_err "exclusive" --json -x , launch.json
 expect_err "no kernel" -e cycles
 expect_err "needs a value" -e
 echo "ok: errors"
+
+# GM and HBM utilisation (docs/stat.md): on a streaming kernel (elementwise
+# add, 3 x 4 MiB of f32 through 24 cores) both are <= 100 % and equal the
+# bytes over (elapsed time x peak) computed here from the config: the GM
+# port is the L2 (slices x slice_bytes_per_cycle x clock), the HBM's peak is
+# stacks x channels x pseudo-channels x width x data rate; with the L2 off,
+# GM requests go to the HBM and the two peaks coincide.
+"$NPUSIM" ref elementwise --op add --dtype f32 --len 1048576 --cores 24 --seed 3 -o "$tmp/ew" > /dev/null 2>&1 ||
+    fail "npusim ref elementwise"
+"$NPUSIM" config --dump > "$tmp/cfg.json" || fail "config --dump"
+for l2 in true false; do
+    "$NPUSIM" stat --json -M all --set memory.l2.enabled=$l2 "$tmp/ew/launch.json" > "$tmp/ew.json" ||
+        fail "stat elementwise (l2 $l2)"
+    python3 - "$tmp/cfg.json" "$tmp/ew.json" $l2 <<'PY' || fail "bandwidth utilisation (l2 $l2)"
+import json, sys
+c = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2])); l2on = sys.argv[3] == "true"
+ev, m = s["events"], s["metrics"]
+ghz = c["chip"]["clock_ghz"]; h = c["memory"]["hbm"]; l2 = c["memory"]["l2"]
+secs = s["cycles"] / (ghz * 1e9)
+hbm_peak = h["stacks"] * h["channels"] * h["pseudo_channels"] * h["width_bits"] * h["data_rate_mbps"] * 1e6 / 8
+port_peak = l2["slices"] * l2["slice_bytes_per_cycle"] * ghz * 1e9 if l2on else hbm_peak
+gm = ev["gm.read_bytes"]["value"] + ev["gm.write_bytes"]["value"]
+assert gm == 3 * 4 * 1048576, gm
+hbm = ev["hbm.bytes_read"]["value"] + ev["hbm.bytes_written"]["value"]
+want_gm, want_hbm = 100 * gm / secs / port_peak, 100 * hbm / secs / hbm_peak
+got_gm, got_hbm = m["gm_bandwidth_utilization"], m["hbm_bandwidth_utilization"]
+for name, got, want in (("gm", got_gm, want_gm), ("hbm", got_hbm, want_hbm)):
+    assert abs(got - want) <= 1e-4 * want, (name, got, want)
+    assert 0 < got <= 100, (name, got)
+print("ok: l2 %s: gm %.1f %%, hbm %.1f %% of peak" % (sys.argv[3], got_gm, got_hbm))
+PY
+done
