@@ -25,6 +25,7 @@
 #include "frontend/elf.h"
 #include "frontend/npy.h"
 #include "sim/npusim.h"
+#include "traces/trace.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HAVE_LSAN 1
@@ -266,6 +267,110 @@ START_TEST(enomem_is_named)
 }
 END_TEST
 
+/* ---- fuzz regressions ------------------------------------------------------
+ * Every finding of `make fuzz` is kept as tests/malformed/FORMAT/fuzz-*; the
+ * CLI runs them in t_malformed.sh, and here they go through the same
+ * library calls as the fuzz target that found them, so the ASan+UBSan
+ * build re-checks the exact path (e.g. npy_numel, which the CLI may not
+ * reach for that file). */
+static void replay_npy(const uint8_t *b, size_t n)
+{
+    npu_diag d = { 0 };
+    npy_tensor t;
+    if (npy_load_mem(b, n, "fuzz.npy", &t, &d) != NPU_OK)
+        return;
+    ck_assert_int_ge(npy_numel(&t), 0);
+    npu_buf e = { 0 };
+    if (npy_encode(&t, NPY_DESCR_MLDTYPES, &e, &d) == NPU_OK) {
+        npy_tensor u;
+        ck_assert_int_eq(npy_load_mem(e.data, e.len, "again.npy", &u, &d), NPU_OK);
+        ck_assert_uint_eq(u.nbytes, t.nbytes);
+        npy_free(&u);
+    }
+    npu_buf_free(&e);
+    npy_free(&t);
+}
+
+static void replay_trace(const uint8_t *b, size_t n)
+{
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open_mem(b, n, &d);
+    if (!r)
+        return;
+    trc_iter *it = trc_iter_new(r, NULL, &d);
+    trc_event e;
+    while (it && trc_iter_next(it, &e))
+        ;
+    trc_iter_free(it);
+    trc_reader_verify(r, &d);
+    FILE *null = fopen("/dev/null", "w");
+    if (null) {
+        trc_export_opts o = { .filter = TRC_FILTER_ALL };
+        trc_export_chrome(r, null, &o, &d);
+        trc_export_folded(r, null, 0, &d);
+        trc_export_csv(r, null, &o, &d);
+        fclose(null);
+    }
+    trc_close(r);
+}
+
+static void replay_elf(const uint8_t *b, size_t n)
+{
+    npu_diag d = { 0 };
+    elf_image img = { 0 };
+    elf_load_mem(b, n, "fuzz.elf", &img, &d);
+    elf_free(&img);
+}
+
+static void replay_asm(const uint8_t *b, size_t n)
+{
+    npu_diag d = { 0 };
+    asm_output o;
+    memset(&o, 0, sizeof o);
+    asm_assemble_mem((const char *)b, n, "fuzz.s", NULL, &o, &d);
+    asm_output_free(&o);
+}
+
+static void replay_json(const uint8_t *b, size_t n)
+{
+    npu_diag d = { 0 };
+    cfg_machine m;
+    cfg_load_json_text(&m, (const char *)b, n, "fuzz.json", &d);
+}
+
+START_TEST(fuzz_regressions)
+{
+    static const struct { const char *dir; void (*fn)(const uint8_t *, size_t); } fmts[] = {
+        { "npy", replay_npy }, { "trace", replay_trace }, { "elf", replay_elf },
+        { "asm", replay_asm }, { "config", replay_json }, { "launch", replay_json },
+    };
+    const char *root = getenv("NPU_ROOT") ? getenv("NPU_ROOT") : ".";
+    int replayed = 0;
+    for (size_t f = 0; f < NPU_ARRAY_LEN(fmts); f++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/tests/malformed/%s", root, fmts[f].dir);
+        DIR *dd = opendir(dir);
+        struct dirent *e;
+        while (dd && (e = readdir(dd))) {
+            if (strncmp(e->d_name, "fuzz-", 5))
+                continue;
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            npu_diag d = { 0 };
+            uint8_t *buf;
+            size_t len;
+            ck_assert_msg(npu_read_file(path, 0, 0, &buf, &len, &d) == NPU_OK, "%s", d.msg);
+            fmts[f].fn(buf, len);
+            npu_free(buf);
+            replayed++;
+        }
+        if (dd)
+            closedir(dd);
+    }
+    ck_assert_int_ge(replayed, 2);   /* the committed regressions were found */
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("reliab");
@@ -273,6 +378,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, every_allocation_fails_once);
     tcase_add_test(tc, enomem_is_named);
+    tcase_add_test(tc, fuzz_regressions);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_set_fork_status(sr, CK_NOFORK);
