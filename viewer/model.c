@@ -6,7 +6,8 @@
  * search and never walks what it does not draw. cum[] (prefix sums of busy
  * cycles) gives a pipe's utilisation over any window in O(log n), which is
  * what the per-core utilisation tracks and the sub-pixel merging need.
- * Counters become per-bin deltas summed over units; HBM commands become tick
+ * Counters (cumulative samples) become per-bin deltas from cycle 0 summed
+ * over units, and totals (each unit's last sample); HBM commands become tick
  * lanes per (channel, pseudo-channel); flag sets and waits are paired by
  * their sequence number into flows for the arrows. */
 #include <stdlib.h>
@@ -486,18 +487,32 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                 nlast = nn;
             }
             ctr_last *l = &last[key];
-            if (l->seen && e.t0 > l->t && e.val >= l->v) {
+            /* samples are cumulative from cycle 0: before a unit's first
+             * sample it stood at 0 at cycle 0 (that first interval is part
+             * of the run too). A sample below the previous one (never
+             * written by the recorder) adds nothing. */
+            uint64_t pt = l->seen ? l->t : 0, pv = l->seen ? l->v : 0;
+            if (e.val > pv && e.t0 >= pt) {
                 /* the delta since the unit's last sample, spread evenly over
                  * the bins that interval covers (totals stay exact) */
-                double delta = (double)(e.val - l->v), span = (double)(e.t0 - l->t);
+                double delta = (double)(e.val - pv);
                 uint64_t w = m->ctr_width;
                 vw_counter *k = &m->ctr[e.id];
-                for (uint64_t bi = l->t / w; bi <= (e.t0 - 1) / w && bi < k->nbins; bi++) {
-                    uint64_t a = NPU_MAX(l->t, bi * w), z = NPU_MIN(e.t0, (bi + 1) * w);
-                    if (z > a)
-                        k->bin[bi] += delta * (double)(z - a) / span;
+                if (e.t0 == pt) {   /* two samples at one cycle: the bin of that cycle */
+                    uint64_t bi = pt ? (pt - 1) / w : 0;
+                    if (bi < k->nbins)
+                        k->bin[bi] += delta;
+                } else {
+                    double span = (double)(e.t0 - pt);
+                    for (uint64_t bi = pt / w; bi <= (e.t0 - 1) / w && bi < k->nbins; bi++) {
+                        uint64_t a = NPU_MAX(pt, bi * w), z = NPU_MIN(e.t0, (bi + 1) * w);
+                        if (z > a)
+                            k->bin[bi] += delta * (double)(z - a) / span;
+                    }
                 }
             }
+            if (l->seen && e.val < l->v)
+                break;   /* keep the larger: the total is the last cumulative value */
             l->seen = 1;
             l->t = e.t0;
             l->v = e.val;
@@ -569,11 +584,15 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             m->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
         }
     }
+    /* per-counter totals: each unit's last (cumulative) sample */
+    for (size_t key = 0; key < nlast && m->nctr; key++)
+        if (last[key].seen)
+            m->ctr[key % m->nctr].total += last[key].v;
     for (size_t i = 0; i < m->nctr; i++) {
         double mx = 0;
         for (size_t k = 0; k < m->ctr[i].nbins; k++)
-            mx = NPU_MAX(mx, m->ctr[i].bin[k]);
-        m->ctr[i].max_rate = mx / (double)m->ctr_width;
+            mx = NPU_MAX(mx, vw_counter_rate(m, &m->ctr[i], k));
+        m->ctr[i].max_rate = mx;
     }
     if (m->t_end <= m->t_min)
         m->t_end = m->t_min + 1;
@@ -649,6 +668,16 @@ static size_t first_start_ge(const vw_box *b, size_t n, uint64_t t)
             hi = mid;
     }
     return lo;
+}
+
+double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k)
+{
+    if (k >= c->nbins || !m->ctr_width)
+        return 0.0;
+    uint64_t a = (uint64_t)k * m->ctr_width, z = a + m->ctr_width;
+    if (m->t_end > a && m->t_end < z)
+        z = m->t_end;
+    return c->bin[k] / (double)(z - a);
 }
 
 uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b)

@@ -837,7 +837,7 @@ static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, f
             bz = c->nbins - 1;
         double mn = 1e300, mx = 0;
         for (size_t k = ba; k <= bz; k++) {
-            double r = c->bin[k] / wdt;
+            double r = vw_counter_rate(v->m, c, k);   /* delta per cycle */
             mn = NPU_MIN(mn, r);
             mx = NPU_MAX(mx, r);
         }
@@ -1386,10 +1386,8 @@ static void draw_counters(vw_view *v, vw_cmds *o)
         vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "counters (sum over units)");
         y += line_h(v, VW_FONT_UI) + S(v, 2);
         for (size_t i = 0; i < m->nctr && y < v->h - S(v, 40); i++) {
-            double s = 0;
-            for (size_t k = 0; k < m->ctr[i].nbins; k++)
-                s += m->ctr[i].bin[k];
-            fmt_big(c, sizeof c, (uint64_t)s);
+            /* the total, not a sum of the samples: they are cumulative */
+            fmt_big(c, sizeof c, m->ctr[i].total);
             kv(v, o, x, &y, m->ctr[i].name, c);
         }
     }

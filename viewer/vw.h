@@ -56,12 +56,15 @@ typedef struct vw_flow {
 } vw_flow;
 
 /* A counter as a rate: the summed deltas of all units per bin of `width`
- * cycles (bins are the trace's counter interval). */
+ * cycles (bins are the trace's counter interval). COUNTER samples are
+ * cumulative from the run's start (docs/traces.md), so a unit's first
+ * sample is its delta since cycle 0 and its last one its total. */
 typedef struct vw_counter {
     const char *name;
-    double *bin;        /* delta per bin */
+    double *bin;        /* delta per bin, all units */
     size_t nbins;
     double max_rate;    /* per cycle */
+    uint64_t total;     /* the last sample of each unit, summed over units */
 } vw_counter;
 
 typedef struct vw_tick { uint64_t t; uint8_t cmd; } vw_tick;
@@ -110,6 +113,9 @@ static inline vw_track *vw_track_at(const vw_model *m, uint32_t core, unsigned p
 size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t);
 /* Busy cycles of the track inside [a, b). */
 uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
+/* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
+ * covers up to the end of the run (the last bin may be partial). */
+double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k);
 const char *vw_op_name(const vw_model *m, unsigned op);
 const char *vw_cause_name(const vw_model *m, unsigned cause);
 /* Name of the innermost frame of a stack ("kernel" for the root). */

@@ -93,6 +93,70 @@ START_TEST(t_model_counts)
 }
 END_TEST
 
+/* Counter samples are cumulative (docs/traces.md): the totals are each
+ * unit's last sample summed over units, the bins the deltas (the first
+ * interval counted from 0 at cycle 0), the rates deltas per cycle (a
+ * partial last bin over the cycles it covers). */
+START_TEST(t_counters_cumulative)
+{
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/test-viewer-ctr.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c.npt", dir);
+    static const char *const ops[] = { "nop" };
+    static const char *const ctrs[] = { "gm.write_bytes", "pipe.m.busy_cycles" };
+    trc_meta meta = {0};
+    meta.config_json = "{}";
+    meta.clock_ghz = 1.0;
+    meta.n_cores = 2;
+    meta.kernel = "k";
+    meta.level = "instr";
+    meta.counter_interval = 100;
+    meta.opcodes = (trc_names){ ops, 1 };
+    meta.counters = (trc_names){ ctrs, 2 };
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    /* one instruction per core so the run spans cycles 0..250 */
+    for (uint32_t c = 0; c < 2; c++) {
+        trc_event e = trc_ev_insn(c, 0, 0, 0, 0, 0, 250, 0);
+        ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+    }
+    /* gm.write_bytes: core 0 at 300, 500, 800; core 1 at 50, 50, 150 */
+    static const uint64_t t[3] = { 100, 200, 250 }, v0[3] = { 300, 500, 800 }, v1[3] = { 50, 50, 150 };
+    for (int i = 0; i < 3; i++) {
+        trc_event a = trc_ev_counter(0, 0, t[i], v0[i]), b = trc_ev_counter(1, 0, t[i], v1[i]);
+        trc_event c = trc_ev_counter(0, 1, t[i], 40 * (uint64_t)(i + 1));
+        ck_assert_int_eq(trc_write(w, &a), NPU_OK);
+        ck_assert_int_eq(trc_write(w, &b), NPU_OK);
+        ck_assert_int_eq(trc_write(w, &c), NPU_OK);
+    }
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    ck_assert_uint_eq(m.nctr, 2);
+    const vw_counter *k = &m.ctr[0];
+    ck_assert_uint_eq(k->total, 800 + 150);          /* not the sum of the samples (1850) */
+    ck_assert_uint_eq(m.ctr[1].total, 120);
+    ck_assert_uint_ge(k->nbins, 3);
+    ck_assert_double_eq_tol(k->bin[0], 300 + 50, 1e-9);   /* the first interval counts */
+    ck_assert_double_eq_tol(k->bin[1], 200 + 0, 1e-9);
+    ck_assert_double_eq_tol(k->bin[2], 300 + 100, 1e-9);
+    double sum = 0;
+    for (size_t i = 0; i < k->nbins; i++)
+        sum += k->bin[i];
+    ck_assert_double_eq_tol(sum, (double)k->total, 1e-9);
+    ck_assert_uint_eq(m.t_end, 250);
+    ck_assert_double_eq_tol(vw_counter_rate(&m, k, 0), 3.5, 1e-9);
+    ck_assert_double_eq_tol(vw_counter_rate(&m, k, 1), 2.0, 1e-9);
+    ck_assert_double_eq_tol(vw_counter_rate(&m, k, 2), 8.0, 1e-9);   /* 400 over cycles 200..250 */
+    ck_assert_double_eq_tol(k->max_rate, 8.0, 1e-9);
+    vw_model_free(&m);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(t_track_busy)
 {
     vw_model m;
@@ -637,6 +701,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_model_counts);
     tcase_add_test(tc, t_track_busy);
+    tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_flame);
     suite_add_tcase(s, tc);
     tc = tcase_create("interaction");
