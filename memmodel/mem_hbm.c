@@ -130,6 +130,18 @@ struct mem_hbm {
     uint32_t drow_hi[8][256];
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
+    /* Kept so that next_event and advance_to need no scan of every channel
+     * per event (with 32 channels the scans cost more than the ticks):
+     * wake_min = the least wake over channels, exact: a submit lowers it
+     * with the channel's wake, and the pass that ticks the due channels
+     * recomputes it (a binary heap of channels was tried instead and cost
+     * more than this one pass: with 8-32 channels the pass is a few
+     * instructions a channel, the heap's sift more per tick). nlive =
+     * requests in any queue of any channel (read, write, active, command
+     * queues; merged reads not counted); nwq_all = requests in the write
+     * queues. */
+    uint64_t wake_min;
+    uint64_t nlive, nwq_all;
     mem_done_fn done;
     void *user;
     int log_on;
@@ -275,10 +287,9 @@ static void q_remove(int32_t *q, int *n, int pos)
 }
 
 /* Remove entry pos of the read (w = 0) or write queue, with its bank copy. */
-static void rw_remove(struct hchan *ch, int w, int pos);
-
-static void rw_remove(hchan *ch, int w, int pos)
+static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
 {
+    if (w) h->nwq_all--;
     int32_t *q = w ? ch->wq : ch->rq;
     uint16_t *b = w ? ch->wqb : ch->rqb;
     int *n = w ? &ch->nwq : &ch->nrq;
@@ -411,6 +422,8 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->wake = ch->next_ref;
         for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < ch->wake) ch->wake = ch->pc[p].next_refpb;
     }
+    h->wake_min = NEVER;
+    for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < h->wake_min) h->wake_min = h->ch[i].wake;
     return h;
 oom:
     mem_hbm_free(h);
@@ -579,6 +592,7 @@ static uint32_t rhash_of(const mem_hbm *h, uint64_t addr)
 static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
 {
     hreq *r = &h->pool[ri];
+    h->nlive--;
     uint64_t done = r->is_write ? t : t + (uint64_t)h->rd_lat;
     if (ch->rhash && !r->is_write) {
         /* unhash, and answer the reads merged into this one with it */
@@ -792,7 +806,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         classify(r, c, &ch->st);
         issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
         if (caq) q_remove(ch->aq, &ch->naq, cpos);
-        else rw_remove(ch, ch->wmode, cpos);
+        else rw_remove(h, ch, ch->wmode, cpos);
         if (rpick >= 0 && raq == caq && cpos < rpos) rpos--;
         finish(h, ch, cpick, t);
         issued = col_issued = 1;
@@ -829,7 +843,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
                 issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
                 if (c == MC_ACT && !raq && ch->naq < h->cfg.ctrl.active_buffer) {
                     ch->aq[ch->naq++] = rpick;
-                    rw_remove(ch, ch->wmode, rpos);
+                    rw_remove(h, ch, ch->wmode, rpos);
                 }
                 row_issued = 1;
             }
@@ -928,6 +942,9 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
 {
     int nq = h->nbank, start = ch->rr;
     if (ch->cq_min > t) return 0;        /* no bank queue can have a ready command */
+    /* an all-bank refresh waiting blocks every bank queue (dq_blocked), and
+     * cq_min is then left alone: nothing to search */
+    if (ch->nref > 0) return 0;
     if (nq <= 64) {
         /* visit the non-empty queues in round-robin order from rr + 1 */
         uint64_t m = ch->cq_nonempty;
@@ -947,7 +964,7 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
             if (ch->cq_lb[b] <= t && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
             if (ch->cq_lb[b] < mn) mn = ch->cq_lb[b];
         }
-        if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;   /* no bank was skipped as blocked */
+        if (ch->nrefb == 0) ch->cq_min = mn;   /* no bank was skipped as blocked */
         return 0;
     }
     for (int i = 1; i <= nq; i++) {
@@ -1044,7 +1061,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
         ch->cq_min = 0;
-        rw_remove(ch, drain, i);
+        rw_remove(h, ch, drain, i);
         moved = 1;
         break;
     }
@@ -1165,9 +1182,12 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
         ch->rhash[hb] = ri;
     }
     (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
+    h->nlive++;
+    if (is_write) h->nwq_all++;
     if (ch->qcnt[r->is_write][r->bank]++ == 0 && r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
     q[(*n)++] = ri;
     if (t < ch->wake) ch->wake = t;
+    if (t < h->wake_min) h->wake_min = t;
     return NPU_OK;
 }
 
@@ -1184,12 +1204,14 @@ static int writes_can_drain(const mem_hbm *h, const hchan *ch)
 uint64_t mem_hbm_next_event(const mem_hbm *h)
 {
     uint64_t t = h->nheap ? h->heap[0].t : NEVER;
-    for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < t) t = h->ch[i].wake;
+    if (h->wake_min < t) t = h->wake_min;
     /* with nothing that can make progress, channels only wake to refresh:
-     * nothing will ever be reported, so say idle */
-    if (t != NEVER && !h->nheap) {
+     * nothing will ever be reported, so say idle. Requests outside the
+     * write queues always make progress; only buffered writes need the
+     * per-channel drain rule. */
+    if (t != NEVER && !h->nheap && h->nlive == h->nwq_all) {
         int busy = 0;
-        for (int i = 0; i < h->nch && !busy; i++) {
+        for (int i = 0; i < h->nch && !busy && h->nwq_all; i++) {
             const hchan *ch = &h->ch[i];
             busy = ch->nrq || ch->naq || ch->ncq_total || writes_can_drain(h, ch);
         }
@@ -1208,8 +1230,7 @@ int mem_hbm_pending(const mem_hbm *h)
 void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
 {
     for (;;) {
-        uint64_t tw = NEVER;
-        for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < tw) tw = h->ch[i].wake;
+        uint64_t tw = h->wake_min;
         uint64_t tc = h->nheap ? h->heap[0].t : NEVER;
         uint64_t t = tw < tc ? tw : tc;
         if (t == NEVER || t > T) break;
@@ -1220,8 +1241,15 @@ void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
             }
             continue;   /* callbacks may have submitted work at t */
         }
-        for (int i = 0; i < h->nch; i++)
+        /* tick the due channels (in index order: completions at equal
+         * times keep that order) and take the new least wake in the same
+         * pass */
+        uint64_t mn = NEVER;
+        for (int i = 0; i < h->nch; i++) {
             if (h->ch[i].wake <= t) tick(h, i, t);
+            if (h->ch[i].wake < mn) mn = h->ch[i].wake;
+        }
+        h->wake_min = mn;
         h->next_t = t + 1;
     }
     if (T != NEVER && T + 1 > h->next_t) h->next_t = T + 1;

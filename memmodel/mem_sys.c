@@ -47,7 +47,10 @@ typedef struct smshr {
 } smshr;
 
 typedef struct slice {
-    uint64_t *tag;             /* [sets * ways]: line number, or NEVER when invalid */
+    uint64_t *tag;             /* [sets * ways]: line number + 1, or 0 when invalid: a
+                                * calloc'd array starts all invalid, and a large calloc
+                                * comes zeroed from the OS with no pass over it (the
+                                * NEVER-filling loop was most of the per-run build cost) */
     uint64_t *lru;             /* last use stamp */
     uint8_t *dirty;
     smshr *mshr;
@@ -89,9 +92,14 @@ struct mem_sys {
 /* ---- clocks -------------------------------------------------------------- */
 static uint64_t gcd64(uint64_t a, uint64_t b) { while (b) { uint64_t t = a % b; a = b; b = t; } return a; }
 
+/* Both conversions are called once per event of the loop: while the
+ * product fits 64 bits (after the gcd reduction the factors are small, so
+ * for any realistic cycle count) a 64-bit division gives the same result
+ * as the 128-bit one, several times cheaper. */
 uint64_t mem_sys_core_to_dram(const mem_sys *s, uint64_t c)
 {
     if (c == NEVER) return NEVER;
+    if (c <= (UINT64_MAX - s->ck) / s->dk) return (c * s->dk + s->ck - 1) / s->ck;
     unsigned __int128 x = (unsigned __int128)c * s->dk;
     return (uint64_t)((x + s->ck - 1) / s->ck);
 }
@@ -99,6 +107,7 @@ uint64_t mem_sys_core_to_dram(const mem_sys *s, uint64_t c)
 uint64_t mem_sys_dram_to_core(const mem_sys *s, uint64_t d)
 {
     if (d == NEVER) return NEVER;
+    if (d <= (UINT64_MAX - s->dk) / s->ck) return (d * s->ck + s->dk - 1) / s->dk;
     unsigned __int128 x = (unsigned __int128)d * s->ck;
     return (uint64_t)((x + s->dk - 1) / s->dk);
 }
@@ -229,7 +238,7 @@ static int lookup(mem_sys *s, slice *sl, uint64_t line)
     int base;
     uint64_t *t = set_tags(s, sl, line, &base);
     for (int w = 0; w < s->ways; w++)
-        if (t[w] == line) { sl->lru[base + w] = ++s->stamp; return base + w; }
+        if (t[w] == line + 1) { sl->lru[base + w] = ++s->stamp; return base + w; }
     return -1;
 }
 
@@ -241,11 +250,11 @@ static int install(mem_sys *s, int si, uint64_t line)
     uint64_t *t = set_tags(s, sl, line, &base);
     int v = 0;
     for (int w = 0; w < s->ways; w++) {
-        if (t[w] == NEVER) { v = w; break; }
+        if (t[w] == 0) { v = w; break; }
         if (sl->lru[base + w] < sl->lru[base + v]) v = w;
     }
     int i = base + v;
-    if (sl->tag[i] != NEVER) {
+    if (sl->tag[i] != 0) {
         sl->st.evictions++;
         if (sl->dirty[i]) {
             sl->st.writebacks++;
@@ -253,11 +262,11 @@ static int install(mem_sys *s, int si, uint64_t line)
             if (op < 0) { s->oom = 1; }
             else {
                 s->op[op].kind = OP_WB;
-                send_atoms(s, sl->tag[i] * (uint64_t)s->line, (uint32_t)s->line, 1, op);
+                send_atoms(s, (sl->tag[i] - 1) * (uint64_t)s->line, (uint32_t)s->line, 1, op);
             }
         }
     }
-    sl->tag[i] = line;
+    sl->tag[i] = line + 1;
     sl->dirty[i] = 0;
     sl->lru[i] = ++s->stamp;
     return i;
@@ -429,12 +438,11 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     for (int i = 0; c->l2.enabled && i < s->nslice; i++) {
         slice *sl = &s->sl[i];
         size_t n = (size_t)s->sets * (size_t)s->ways;
-        sl->tag = npu_malloc(n * sizeof *sl->tag);
+        sl->tag = npu_calloc(n, sizeof *sl->tag);
         sl->lru = npu_calloc(n, sizeof *sl->lru);
         sl->dirty = npu_calloc(n, 1);
         sl->mshr = npu_calloc((size_t)c->l2.mshrs, sizeof *sl->mshr);
         if (!sl->tag || !sl->lru || !sl->dirty || !sl->mshr) goto oom;
-        for (size_t k = 0; k < n; k++) sl->tag[k] = NEVER;
         sl->blk_head = sl->blk_tail = -1;
         sl->st.lat.min = NEVER;
     }
