@@ -87,6 +87,12 @@ struct mem_sys {
     int oom;
     mem_chan_stats *chan_copy;
     mem_l2_stats *slice_copy;
+    /* every slice's tags, LRU stamps and dirty bits, one block each: a
+     * block this large is mmap'd by calloc and comes zeroed from the OS
+     * without a pass over it (per-slice arrays stayed under the mmap
+     * threshold and were memset: most of a run's model build time) */
+    uint64_t *tag_all, *lru_all;
+    uint8_t *dirty_all;
 };
 
 /* ---- clocks -------------------------------------------------------------- */
@@ -435,14 +441,20 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     s->chan_copy = npu_calloc((size_t)mem_hbm_channels(s->hbm), sizeof *s->chan_copy);
     s->slice_copy = npu_calloc((size_t)s->nslice, sizeof *s->slice_copy);
     if (!s->sl || !s->chan_copy || !s->slice_copy) goto oom;
+    size_t n = (size_t)s->sets * (size_t)s->ways;
+    if (c->l2.enabled) {
+        s->tag_all = npu_calloc(n * (size_t)s->nslice, sizeof *s->tag_all);
+        s->lru_all = npu_calloc(n * (size_t)s->nslice, sizeof *s->lru_all);
+        s->dirty_all = npu_calloc(n * (size_t)s->nslice, 1);
+        if (!s->tag_all || !s->lru_all || !s->dirty_all) goto oom;
+    }
     for (int i = 0; c->l2.enabled && i < s->nslice; i++) {
         slice *sl = &s->sl[i];
-        size_t n = (size_t)s->sets * (size_t)s->ways;
-        sl->tag = npu_calloc(n, sizeof *sl->tag);
-        sl->lru = npu_calloc(n, sizeof *sl->lru);
-        sl->dirty = npu_calloc(n, 1);
+        sl->tag = s->tag_all + (size_t)i * n;
+        sl->lru = s->lru_all + (size_t)i * n;
+        sl->dirty = s->dirty_all + (size_t)i * n;
         sl->mshr = npu_calloc((size_t)c->l2.mshrs, sizeof *sl->mshr);
-        if (!sl->tag || !sl->lru || !sl->dirty || !sl->mshr) goto oom;
+        if (!sl->mshr) goto oom;
         sl->blk_head = sl->blk_tail = -1;
         sl->st.lat.min = NEVER;
     }
@@ -457,8 +469,9 @@ void mem_sys_free(mem_sys *s)
 {
     if (!s) return;
     for (int i = 0; s->sl && i < s->nslice; i++) {
-        npu_free(s->sl[i].tag); npu_free(s->sl[i].lru); npu_free(s->sl[i].dirty); npu_free(s->sl[i].mshr);
+        npu_free(s->sl[i].mshr);
     }
+    npu_free(s->tag_all); npu_free(s->lru_all); npu_free(s->dirty_all);
     npu_free(s->sl);
     mem_hbm_free(s->hbm);
     npu_free(s->rq); npu_free(s->rq_free); npu_free(s->op); npu_free(s->heap); npu_free(s->out);
