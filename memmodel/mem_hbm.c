@@ -746,9 +746,13 @@ int fr_eval(mem_hbm *h, hchan *ch, hreq *r, uint64_t t, uint64_t *wake, int in_a
         if (r->arrive + 1 < *wake) *wake = r->arrive + 1;
         return 0;
     }
-    if (r->epoch != b->epoch || r->lb <= t) {
+    if (r->epoch != b->epoch) {
         r->need = (uint8_t)need_of(ch, r);
         r->epoch = b->epoch;
+        r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
+    } else if (r->lb <= t) {
+        /* the bank's row state is unchanged (every change bumps its epoch),
+         * so the needed command is too; only its ready cycle may have moved */
         r->lb = ready_at(h, ch, r->need, r->pc, r->bg, r->bank);
     }
     if (b->ref_pending && !mem_cmd_is_col(r->need)) return 0;
