@@ -927,7 +927,9 @@ int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
 static int dq_blocked(const mem_hbm *h, const hchan *ch, int b)
 {
     (void)h;
-    return ch->nref > 0 || ch->bk[b].ref_pending;
+    /* a bank's ref_pending is set exactly while it is in refb[]: with no
+     * per-bank refresh waiting, no bank's state needs loading */
+    return ch->nref > 0 || (ch->nrefb > 0 && ch->bk[b].ref_pending);
 }
 
 /* Round-robin search over bank queues from rr+1; the pointer moves with
