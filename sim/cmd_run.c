@@ -86,6 +86,8 @@ npu_status sim_run_bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
             st = npu_sim_bind_tensor(s, a->name, &t, a->kind == LAUNCH_ARG_IN ? NPU_IN : NPU_INOUT,
                                      d);
             npy_free(&t);
+            if (st) /* name the file: the binding error alone says only what is wrong */
+                npu_diag_prefix(d, "%s (argument %s)", a->file, a->name);
             break;
         }
         case LAUNCH_ARG_OUT: {
