@@ -207,6 +207,17 @@ uint64_t mem_hbm_logged_commands(const mem_hbm *h);
 /* Print the command log, one command a line (for debugging and docs). */
 void     mem_hbm_dump_commands(const mem_hbm *h, FILE *f);
 
+/* Observer of every command the controllers issue, as it issues (for the
+ * `full` level of traces): channel, pseudo-channel, command (mem_cmd_name),
+ * bank group and bank (-1 for all-bank commands), row, and the DRAM cycle.
+ * Streaming: nothing is kept. NULL turns it off. */
+typedef void (*mem_cmd_fn)(void *user, int chan, int pc, int cmd, int bg, int bank,
+                           uint32_t row, uint64_t dram_cycle);
+void     mem_hbm_set_cmd_observer(mem_hbm *h, mem_cmd_fn fn, void *user);
+/* Command names ("ACT", "PRE", ...), for trace name tables. */
+int         mem_cmd_count(void);
+const char *mem_cmd_name(int cmd);
+
 /* ---- the memory system (core clock): L2 + HBM --------------------------- */
 typedef struct mem_sys mem_sys;
 
@@ -253,6 +264,9 @@ mem_hbm *mem_sys_hbm(mem_sys *s);
 /* Core <-> DRAM cycle conversion (exact, rounding up). */
 uint64_t mem_sys_core_to_dram(const mem_sys *s, uint64_t core_cycle);
 uint64_t mem_sys_dram_to_core(const mem_sys *s, uint64_t dram_cycle);
+/* The HBM command observer of the system's controllers (see mem_cmd_fn);
+ * the callback gets DRAM cycles: convert with mem_sys_dram_to_core. */
+void     mem_sys_set_cmd_observer(mem_sys *s, mem_cmd_fn fn, void *user);
 
 /* ---- on-chip buffer banks (UB) ------------------------------------------
  * A vector repeat touches blocks of block_bytes; block b lives in bank

@@ -145,6 +145,8 @@ struct mem_hbm {
     mem_done_fn done;
     void *user;
     int log_on;
+    mem_cmd_fn cmd_fn;      /* streaming command observer (traces), or NULL */
+    void *cmd_user;
     mem_cmd_rec *log;
     size_t nlog, caplog;
     int oom;
@@ -455,6 +457,9 @@ void mem_hbm_set_callback(mem_hbm *h, mem_done_fn done, void *user) { h->done = 
 uint64_t mem_hbm_now(const mem_hbm *h) { return h->next_t; }
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan) { return &h->ch[chan].st; }
 void mem_hbm_log_commands(mem_hbm *h, int on) { h->log_on = on; }
+void mem_hbm_set_cmd_observer(mem_hbm *h, mem_cmd_fn fn, void *user) { h->cmd_fn = fn; h->cmd_user = user; }
+int mem_cmd_count(void) { return MC__N; }
+const char *mem_cmd_name(int cmd) { return cmd >= 0 && cmd < MC__N ? mem_cmd_names[cmd] : "?"; }
 uint64_t mem_hbm_logged_commands(const mem_hbm *h) { return h->nlog; }
 
 void mem_hbm_dump_commands(const mem_hbm *h, FILE *f)
@@ -560,6 +565,9 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
         else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
     }
     if (h->log_on) log_cmd(h, chan, t, cmd, pc, bg, bank, row);
+    if (h->cmd_fn)
+        h->cmd_fn(h->cmd_user, chan, pc, cmd, bg < 0 ? -1 : bg % h->ngpc,
+                  bank < 0 ? -1 : bank % h->nbpc, row, t);
 }
 
 /* The request's next command, from its bank's state. */

@@ -592,3 +592,8 @@ void mem_sys_stats_get(mem_sys *s, mem_sys_stats *o)
     o->dram_cycles = mem_hbm_now(s->hbm);
     o->core_cycles = s->now;
 }
+
+void mem_sys_set_cmd_observer(mem_sys *s, mem_cmd_fn fn, void *user)
+{
+    mem_hbm_set_cmd_observer(s->hbm, fn, user);
+}

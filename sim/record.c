@@ -35,6 +35,7 @@
 #include "sim/cost.h"
 #include "sim/record.h"
 #include "sim/timing.h"
+#include "memmodel/mem.h"
 #include "traces/trace.h"
 
 #define REC_FLAG_RING 8   /* = the engine's pending sets per flag (TM_FLAG_FIFO) */
@@ -433,6 +434,21 @@ static void on_dispatch(void *user, int c, uint64_t seq, const sim_op *op, uint6
     k->slot_pipe = op->pipe;
 }
 
+/* Level full: every HBM command, streamed as the controllers issue it. */
+static void on_hbm_cmd(void *user, int chan, int pc, int cmd, int bg, int bank, uint32_t row,
+                       uint64_t cycle)
+{
+    recorder *R = user;
+    if (R->err)
+        return;
+    /* bank: flat within the pseudo-channel (bank group x banks per group +
+     * bank), all ones for an all-bank command (REFab, PREA) */
+    uint32_t b = bank < 0 ? UINT32_MAX : (uint32_t)bank;
+    (void)bg;
+    trc_event e = trc_ev_hbm((uint32_t)chan, (unsigned)pc, b, row, (unsigned)cmd, cycle);
+    emit(R, &e);
+}
+
 static void on_exec(void *user, int c, int pipe, uint64_t seq, uint64_t pc, const isa_insn *in,
                     uint64_t start, uint64_t end)
 {
@@ -610,6 +626,11 @@ static trc_writer *open_writer(recorder *R, const char *path, const sim_rec_opts
     m.opcodes = (trc_names){ opnames, ISA_OP_COUNT };
     m.causes = (trc_names){ causes, SIM_STALL__COUNT };
     m.counters = (trc_names){ ctr_names, SIM_REC_CTR__COUNT };
+    const char *hbm_names[16];
+    int nhbm = mem_cmd_count() < 16 ? mem_cmd_count() : 16;
+    for (int i = 0; i < nhbm; i++)
+        hbm_names[i] = mem_cmd_name(i);
+    m.hbm_commands = (trc_names){ hbm_names, (uint32_t)nhbm };
     trc_writer *w = trc_writer_open(path, &m, d);
     npu_free(syms);
     npu_free(json);
@@ -716,6 +737,8 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
     obs.on_stall = on_stall;
     obs.on_flag = on_flag;
     obs.on_call = on_call;
+    if (R.level >= SIM_REC_FULL)
+        obs.on_hbm_cmd = on_hbm_cmd;
     sim_timing_opts to = {o->nodata, o->max_cycles, &obs};
     st = sim_timing_run(s, &to, s->tstats, &r->run_diag);
     if (st == NPU_OK)

@@ -1139,6 +1139,17 @@ static void report_state(tm *T, npu_buf *b)
  *  The run
  * ===================================================================== */
 
+#if TM_HAVE_MEMMODEL
+/* memmodel's command observer -> the timing observer, in core cycles. */
+static void hbm_cmd_fwd(void *user, int chan, int pc, int cmd, int bg, int bank, uint32_t row,
+                        uint64_t dram_cycle)
+{
+    tm *T = user;
+    uint64_t cyc = mem_sys_dram_to_core((const mem_sys *)T->mem.impl, dram_cycle);
+    T->obs->on_hbm_cmd(T->obs->user, chan, pc, cmd, bg, bank, row, cyc);
+}
+#endif
+
 static npu_status mem_open(tm *T)
 {
     const cfg_machine *m = T->m;
@@ -1149,6 +1160,8 @@ static npu_status mem_open(tm *T)
             return T->d && T->d->status ? T->d->status : oom(T);
         mem_sys_set_callback(ms, mem_done, T);
         T->mem.impl = ms;
+        if (T->obs && T->obs->on_hbm_cmd)
+            mem_sys_set_cmd_observer(ms, hbm_cmd_fwd, T);
         T->mem.can_accept = sys_can_accept;
         T->mem.submit = sys_submit;
         T->mem.advance_to = sys_advance_to;

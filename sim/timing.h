@@ -98,6 +98,13 @@ typedef struct sim_timing_observer {
      * struct mem_sys_stats (memmodel/mem.h) valid only during the call; not
      * called with the fixed GM port (timing.memory_model fixed) */
     void (*on_mem_stats)(void *user, const void *mem_sys_stats);
+    /* (traces, level full) every HBM command as the controllers issue it:
+     * channel, pseudo-channel, command id (memmodel's mem_cmd_name), bank
+     * group and bank within the pseudo-channel (-1: all banks), row, and the
+     * core cycle it issues at (rounded down from the DRAM clock). Called in
+     * DRAM time order per channel; not called with the fixed GM port. */
+    void (*on_hbm_cmd)(void *user, int chan, int pc, int cmd, int bg, int bank, uint32_t row,
+                       uint64_t cycle);
 } sim_timing_observer;
 
 typedef struct sim_timing_opts {

@@ -135,6 +135,20 @@ assert rows and all(r["disasm"] and r["name"] for r in rows)
 PY
 echo "ok: disassembly of every pc"
 
+# full level: one HBM event per command the controllers issued, equal to the
+# HBM command counters of npusim stat
+"$NPUSIM" record -q --level full -o "$tmp/g2.full.npt" "$tmp/g2/launch.json" || fail "record --level full"
+"$NPUSIM" stat --json -e "hbm.act,hbm.pre,hbm.rd,hbm.wr,hbm.ref" "$tmp/g2/launch.json" > "$tmp/hbm.json" || fail "stat hbm"
+"$NPUSIM" trace export --format csv "$tmp/g2.full.npt" -o "$tmp/full.csv" || fail "csv full"
+python3 - "$tmp/full.csv" "$tmp/hbm.json" <<'PY' || fail "full level: HBM events differ from the HBM counters"
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "hbm"]
+ev = json.load(open(sys.argv[2]))["events"]
+want = sum(ev[k]["value"] for k in ("hbm.act", "hbm.pre", "hbm.rd", "hbm.wr", "hbm.ref"))
+assert rows and len(rows) == want, (len(rows), want)
+PY
+echo "ok: full level has every HBM command"
+
 # --- command-line errors: exit 2, nothing written --------------------------
 "$NPUSIM" record "$tmp/g2/launch.json" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no -o: exit 2"
 "$NPUSIM" record -o "$tmp/x.npt" --level bogus "$tmp/g2/launch.json" 2> "$tmp/err.log"
