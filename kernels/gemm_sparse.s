@@ -84,39 +84,18 @@
     .error "tile buffers must be 512-byte aligned"
 .endif
 
-# ---- the dtype-specific instructions ----------------------------------------
+    .include "gemm.inc"                 # ldnz, ltrans, drain, ctile_store
+
+# ---- the dtype-specific cube instruction (data moves: gemm.inc) -------------
 .if DT == 1
-.macro ldnz d, s, c, st
-    mov.gm2l1.nd2nz.f16 \d, \s, \c, \st
-.endm
-.macro ltrans d, s, c, st
-    mov.l12l0b.trans.f16 \d, \s, \c, \st
-.endm
 .macro mm c, a, b, cfg, meta
     mmad.sp.f16.f32 \c, \a, \b, \cfg, \meta
 .endm
 .elif DT == 2
-.macro ldnz d, s, c, st
-    mov.gm2l1.nd2nz.bf16 \d, \s, \c, \st
-.endm
-.macro ltrans d, s, c, st
-    mov.l12l0b.trans.bf16 \d, \s, \c, \st
-.endm
 .macro mm c, a, b, cfg, meta
     mmad.sp.bf16.f32 \c, \a, \b, \cfg, \meta
 .endm
 .endif
-.macro drain d, s, sh, p
-.if ODT == 0
-    fix.l0c2gm.nd.f32.f32 \d, \s, \sh, \p, zero
-.elif ODT == 1
-    fix.l0c2gm.nd.f32.f16 \d, \s, \sh, \p, zero
-.elif ODT == 2
-    fix.l0c2gm.nd.f32.bf16 \d, \s, \sh, \p, zero
-.else
-    fix.l0c2gm.nd.s32.s32 \d, \s, \sh, \p, zero
-.endif
-.endm
 
 # Register map:
 #   s0 BM (metadata)  s1 corenum  s2 A  s3 BV  s4 C  s5 m  s6 n  s7 k
@@ -253,21 +232,7 @@
     xori a5, a5, 1
     addi a4, a4, 1
     blt a4, s11, .Lk_\@
-    set_flag M, FIX, \c
-    wait_flag M, FIX, \c
-    mul t0, a0, s6
-    add t0, t0, a1
-    slli t0, t0, LOGOSZ
-    add t0, t0, s4                      # &C[m0][n0]
-    slli t1, a3, 16
-    or t1, t1, a2                       # m | n << 16
-    ceilshr t2, a2, 4
-    slli t2, t2, 10                     # src pitch M1 * 1024
-    slli t3, s6, LOGOSZ + 32
-    or t2, t2, t3                       # dst pitch n * osize
-    li t3, \c * L0C_SLOT
-    drain t0, t3, t1, t2
-    set_flag FIX, M, \c
+    ctile_store \c
 .endm
 
     .text
