@@ -35,6 +35,7 @@
 #include "sim/cost.h"
 #include "sim/record.h"
 #include "sim/timing.h"
+#include "counters/ctr.h"
 #include "memmodel/mem.h"
 #include "traces/trace.h"
 
@@ -571,10 +572,10 @@ int sim_rec_level_from_name(const char *name)
     return -1;
 }
 
-static const char *const ctr_names[SIM_REC_CTR__COUNT] = {
-#define SIM_REC_CTR_NAME(id, name) name,
-    SIM_REC_COUNTERS(SIM_REC_CTR_NAME)
-#undef SIM_REC_CTR_NAME
+static const int ctr_events[SIM_REC_CTR__COUNT] = {
+#define SIM_REC_CTR_EV(id, ev) CTR_EV_##ev,
+    SIM_REC_COUNTERS(SIM_REC_CTR_EV)
+#undef SIM_REC_CTR_EV
 };
 
 static const char *base_name(const char *p)
@@ -625,6 +626,9 @@ static trc_writer *open_writer(recorder *R, const char *path, const sim_rec_opts
     m.n_symbols = (uint32_t)nsym;
     m.opcodes = (trc_names){ opnames, ISA_OP_COUNT };
     m.causes = (trc_names){ causes, SIM_STALL__COUNT };
+    const char *ctr_names[SIM_REC_CTR__COUNT];
+    for (int i = 0; i < SIM_REC_CTR__COUNT; i++)
+        ctr_names[i] = ctr_event(ctr_events[i])->name;
     m.counters = (trc_names){ ctr_names, SIM_REC_CTR__COUNT };
     const char *hbm_names[16];
     int nhbm = mem_cmd_count() < 16 ? mem_cmd_count() : 16;

@@ -33,11 +33,12 @@ typedef enum sim_rec_level { SIM_REC_INSTR = 0, SIM_REC_MEM, SIM_REC_FULL } sim_
 #define SIM_REC_INSN_DISPATCH 1u
 
 /* COUNTER ids of a recorded trace (names as in counters/events.def). */
+/* X(id, ev): ev is the row of counters/events.def (CTR_EV_<ev>) whose name
+ * the trace header carries, so the sample names cannot drift from stat's. */
 #define SIM_REC_COUNTERS(X) \
-    X(S_BUSY, "pipe.s.busy_cycles") X(V_BUSY, "pipe.v.busy_cycles") \
-    X(M_BUSY, "pipe.m.busy_cycles") X(MTE1_BUSY, "pipe.mte1.busy_cycles") \
-    X(MTE2_BUSY, "pipe.mte2.busy_cycles") X(MTE3_BUSY, "pipe.mte3.busy_cycles") \
-    X(FIX_BUSY, "pipe.fix.busy_cycles") X(GM_RD, "gm.read_bytes") X(GM_WR, "gm.write_bytes")
+    X(S_BUSY, P_S_BUSY) X(V_BUSY, P_V_BUSY) X(M_BUSY, P_M_BUSY) X(MTE1_BUSY, P_MTE1_BUSY) \
+    X(MTE2_BUSY, P_MTE2_BUSY) X(MTE3_BUSY, P_MTE3_BUSY) X(FIX_BUSY, P_FIX_BUSY) \
+    X(GM_RD, GM_RD) X(GM_WR, GM_WR)
 typedef enum sim_rec_counter {
 #define SIM_REC_CTR_ENUM(id, name) SIM_REC_CTR_##id,
     SIM_REC_COUNTERS(SIM_REC_CTR_ENUM)
