@@ -297,9 +297,10 @@ static int64_t field_get_signed(uint64_t w, isa_field f)
     return (int64_t)v;
 }
 
-static uint64_t fmt_used_bits(isa_fmt f)
+/* The word bits the fields in mask m occupy; takes the mask, not the format,
+ * so that isa_decode parses the format's syntax once, not twice. */
+static uint64_t fields_used_bits(uint32_t m)
 {
-    uint32_t m = isa_fmt_fields(f);
     uint64_t bits = 0;
     for (int i = 0; i < ISA_FLD_COUNT; i++)
         if (m & (1u << i)) {
@@ -447,12 +448,12 @@ npu_status isa_decode(uint64_t word, isa_insn *out, npu_diag *d)
         return npu_errf(d, NPU_EINVAL, "illegal instruction 0x%016llx: unknown opcode 0x%02x",
                         (unsigned long long)word, (unsigned)(word & 0xff));
     const isa_info *ii = &infos[op];
-    uint64_t used = fmt_used_bits(ii->fmt);
+    uint32_t fm = isa_fmt_fields(ii->fmt);
+    uint64_t used = fields_used_bits(fm);
     if (word & ~used)
         return npu_errf(d, NPU_EINVAL,
                         "illegal instruction 0x%016llx: %s has reserved bits set (0x%016llx)",
                         (unsigned long long)word, ii->mnemonic, (unsigned long long)(word & ~used));
-    uint32_t fm = isa_fmt_fields(ii->fmt);
     out->op = op;
     if (fm & (1u << ISA_FLD_RD)) out->rd = (uint8_t)field_get(word, ISA_FLD_RD);
     if (fm & (1u << ISA_FLD_RS1)) out->rs1 = (uint8_t)field_get(word, ISA_FLD_RS1);
