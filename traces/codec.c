@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "traces/trc_int.h"
+#include "isa/isa.h"
 
 /* ---- the table ----------------------------------------------------------- */
 typedef struct kind_row {
@@ -38,17 +39,18 @@ static const kind_row kind_rows[TRC_NKINDS] = {
 };
 #undef USED
 
-static const char *const pipe_names[TRC_NPIPES] = {
-#define TRC_PIPE_STR(p) #p,
-    TRC_PIPES(TRC_PIPE_STR)
-#undef TRC_PIPE_STR
-};
+/* The trace's pipe ids are the ISA's (isa/pipes.def), so the names come
+ * from that table; these checks stop the two orders from drifting apart. */
+#define TRC_PIPE_SAME(p) _Static_assert((int)TRC_PIPE_##p == (int)ISA_PIPE_##p, "trace pipe " #p " != isa/pipes.def");
+TRC_PIPES(TRC_PIPE_SAME)
+#undef TRC_PIPE_SAME
+_Static_assert((int)TRC_NPIPES == (int)ISA_NPIPES, "trace pipes != isa/pipes.def real pipes");
 
 const char *trc_pipe_name(unsigned pipe)
 {
     static const char *const other[] = { "pipe7", "pipe8+" };
     if (pipe < TRC_NPIPES)
-        return pipe_names[pipe];
+        return isa_pipe_name((int)pipe);
     return pipe == 7 ? other[0] : other[1];
 }
 
