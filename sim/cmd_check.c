@@ -10,6 +10,7 @@
 
 #include "frontend/launch.h"
 #include "frontend/npy.h"
+#include "sim/cmd_common.h"
 
 static void usage(FILE *f)
 {
@@ -127,48 +128,18 @@ int sim_cmd_check(int argc, char **argv)
             }
             continue;
         }
-        if (a[0] != '-' && l.kernel) {
-            fprintf(stderr, "npusim check: unexpected argument '%s' (the kernel is %s)\n", a,
-                    l.kernel);
-            launch_free(&l);
+        if (sim_cmd_launch_arg("check", &l, argc, argv, &i, &d))
             return 2;
-        }
-        int used = 0;
-        npu_status st = launch_parse_args(&l, argc - i, argv + i, &used, &d);
-        if (st) {
-            fprintf(stderr, "npusim check: %s\n", d.msg);
-            launch_free(&l);
-            return 2;
-        }
-        if (used == 0) {
-            fprintf(stderr, "npusim check: unknown option '%s' (see npusim check --help)\n", a);
-            launch_free(&l);
-            return 2;
-        }
-        i += used;
     }
     if (!l.kernel) {
         fprintf(stderr, "npusim check: no kernel given (see npusim check --help)\n");
         launch_free(&l);
         return 2;
     }
-    cfg_machine m;
     npu_sim *s = NULL;
     sim_chk *c = NULL;
     int rc = 2;
-    npu_status st = launch_finish(&l, &d);
-    if (!st)
-        st = launch_machine(&l, &m, &d);
-    if (!st)
-        st = npu_sim_new(&s, &m, &d);
-    if (!st)
-        st = npu_sim_load_elf(s, l.kernel, &d);
-    if (!st && l.entry)
-        st = npu_sim_set_entry(s, l.entry, &d);
-    if (!st && l.cores)
-        st = npu_sim_set_cores(s, (int)l.cores, &d);
-    if (!st)
-        st = sim_run_bind_args(s, &l, &d);
+    npu_status st = sim_cmd_setup(&l, NULL, &s, &d);
     if (!st)
         st = sim_chk_new(&c, s, (unsigned)tools, &d);
     if (st) {

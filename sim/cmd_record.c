@@ -17,6 +17,7 @@
 #include "frontend/launch.h"
 #include "sim/check.h"
 #include "sim/record.h"
+#include "sim/cmd_common.h"
 
 #define REC_DEFAULT_INTERVAL 1000
 
@@ -153,25 +154,8 @@ int sim_cmd_record(int argc, char **argv)
             i += step;
             continue;
         }
-        if (a[0] != '-' && l.kernel) {
-            fprintf(stderr, "npusim record: unexpected argument '%s' (the kernel is %s)\n", a,
-                    l.kernel);
-            launch_free(&l);
+        if (sim_cmd_launch_arg("record", &l, argc, argv, &i, &d))
             return 2;
-        }
-        int used = 0;
-        npu_status st = launch_parse_args(&l, argc - i, argv + i, &used, &d);
-        if (st) {
-            fprintf(stderr, "npusim record: %s\n", d.msg);
-            launch_free(&l);
-            return 2;
-        }
-        if (used == 0) {
-            fprintf(stderr, "npusim record: unknown option '%s' (see npusim record --help)\n", a);
-            launch_free(&l);
-            return 2;
-        }
-        i += used;
     }
     if (!out) {
         fprintf(stderr, "npusim record: no trace file given (-o TRACE.npt)\n");
@@ -183,24 +167,9 @@ int sim_cmd_record(int argc, char **argv)
         launch_free(&l);
         return 2;
     }
-    cfg_machine m;
     npu_sim *s = NULL;
     int rc = 2;
-    npu_status st = launch_finish(&l, &d);
-    if (!st && l.mode == LAUNCH_MODE_FUNC)
-        st = npu_errf(&d, NPU_EINVAL, "--mode func has no timing: record runs in perf (or timing) mode");
-    if (!st)
-        st = launch_machine(&l, &m, &d);
-    if (!st)
-        st = npu_sim_new(&s, &m, &d);
-    if (!st)
-        st = npu_sim_load_elf(s, l.kernel, &d);
-    if (!st && l.entry)
-        st = npu_sim_set_entry(s, l.entry, &d);
-    if (!st && l.cores)
-        st = npu_sim_set_cores(s, (int)l.cores, &d);
-    if (!st)
-        st = sim_run_bind_args(s, &l, &d);
+    npu_status st = sim_cmd_setup(&l, "record", &s, &d);
     if (st) {
         fprintf(stderr, "npusim record: %s\n", d.msg);
         goto done;

@@ -13,6 +13,7 @@
 #include "frontend/npy.h"
 #include "isa/isa_fp.h"
 #include "sim/timing.h"
+#include "sim/cmd_common.h"
 
 static void usage(FILE *f)
 {
@@ -116,28 +117,6 @@ npu_status sim_run_bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
     return NPU_OK;
 }
 
-/* Save outputs that name a file. */
-static npu_status save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu_diag *d)
-{
-    for (size_t i = 0; i < l->nargs; i++) {
-        const launch_arg *a = &l->args[i];
-        const char *path = a->kind == LAUNCH_ARG_OUT ? a->file
-                           : a->kind == LAUNCH_ARG_INOUT ? a->save : NULL;
-        if (!path)
-            continue;
-        npy_tensor t;
-        npu_status st = npu_sim_get_output(s, a->name, &t, d);
-        if (!st)
-            st = npy_save(path, &t, d);
-        npy_free(&t);
-        if (st)
-            return st;
-        if (!quiet)
-            printf("%s: written to %s\n", a->name, path);
-    }
-    return NPU_OK;
-}
-
 /* Check every expectation; returns 0 all pass, 1 a mismatch, 2 an error. */
 static int check_expects(npu_sim *s, const launch_desc *l, int quiet)
 {
@@ -214,49 +193,19 @@ int sim_cmd_run(int argc, char **argv)
             i += a[11] == '=' ? 1 : 2;
             continue;
         }
-        if (a[0] != '-' && l.kernel) {
-            fprintf(stderr, "npusim run: unexpected argument '%s' (the kernel is %s)\n", a,
-                    l.kernel);
-            launch_free(&l);
-            return 2;
-        }
         if (a[0] != '-' && !lfile && strlen(a) > 5 && !strcmp(a + strlen(a) - 5, ".json"))
             lfile = a;
-        int used = 0;
-        npu_status st = launch_parse_args(&l, argc - i, argv + i, &used, &d);
-        if (st) {
-            fprintf(stderr, "npusim run: %s\n", d.msg);
-            launch_free(&l);
+        if (sim_cmd_launch_arg("run", &l, argc, argv, &i, &d))
             return 2;
-        }
-        if (used == 0) {
-            fprintf(stderr, "npusim run: unknown option '%s' (see npusim run --help)\n", a);
-            launch_free(&l);
-            return 2;
-        }
-        i += used;
     }
     if (!l.kernel) {
         run_err(lfile, "no kernel given (see npusim run --help)");
         launch_free(&l);
         return 2;
     }
-    cfg_machine m;
     npu_sim *s = NULL;
     int rc = 2;
-    npu_status st = launch_finish(&l, &d);
-    if (!st)
-        st = launch_machine(&l, &m, &d);
-    if (!st)
-        st = npu_sim_new(&s, &m, &d);
-    if (!st)
-        st = npu_sim_load_elf(s, l.kernel, &d);
-    if (!st && l.entry)
-        st = npu_sim_set_entry(s, l.entry, &d);
-    if (!st && l.cores)
-        st = npu_sim_set_cores(s, (int)l.cores, &d);
-    if (!st)
-        st = sim_run_bind_args(s, &l, &d);
+    npu_status st = sim_cmd_setup(&l, NULL, &s, &d);
     if (st) {
         run_err(lfile, d.msg);
         goto out;
@@ -292,7 +241,7 @@ int sim_cmd_run(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    st = save_outputs(s, &l, quiet, &d);
+    st = sim_cmd_save_outputs(s, &l, quiet, &d);
     if (st) {
         fprintf(stderr, "npusim run: %s\n", d.msg);
         goto out;

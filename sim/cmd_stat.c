@@ -28,6 +28,7 @@
 #include "memmodel/mem.h"
 #include "sim/cost.h"
 #include "sim/timing.h"
+#include "sim/cmd_common.h"
 
 
 
@@ -640,48 +641,6 @@ static void machine_peaks(const cfg_machine *m, int ncores, ctr_machine *o)
 
 /* ---- running ------------------------------------------------------------- */
 
-/* Bind every launch argument in order (as npusim run does). */
-static npu_status bind_args(npu_sim *s, const launch_desc *l, npu_diag *d)
-{
-    for (size_t i = 0; i < l->nargs; i++) {
-        const launch_arg *a = &l->args[i];
-        npu_status st = NPU_OK;
-        switch (a->kind) {
-        case LAUNCH_ARG_IN:
-        case LAUNCH_ARG_INOUT: {
-            npy_tensor t;
-            st = npy_load(a->file, &t, d);
-            if (st)
-                return st;
-            st = npu_sim_bind_tensor(s, a->name, &t, a->kind == LAUNCH_ARG_IN ? NPU_IN : NPU_INOUT,
-                                     d);
-            npy_free(&t);
-            break;
-        }
-        case LAUNCH_ARG_OUT: {
-            int64_t shape[LAUNCH_MAX_DIMS];
-            for (int j = 0; j < a->ndim; j++)
-                shape[j] = (int64_t)a->shape[j];
-            st = npu_sim_bind_output(s, a->name, a->dtype, a->ndim, shape, d);
-            break;
-        }
-        case LAUNCH_ARG_SCALAR:
-            if (a->is_float && a->dtype >= 0 && a->dtype != ISA_DT_F32 &&
-                isa_dtype_kind((isa_dtype)a->dtype) == 'f') {
-                uint32_t bits = isa_fp_from_double((isa_dtype)a->dtype, a->fval, ISA_RM_RNE, 0);
-                st = npu_sim_bind_int(s, a->name, (int64_t)bits, d);
-            } else {
-                st = a->is_float ? npu_sim_bind_float(s, a->name, a->fval, d)
-                                 : npu_sim_bind_int(s, a->name, a->ival, d);
-            }
-            break;
-        }
-        if (st)
-            return st;
-    }
-    return NPU_OK;
-}
-
 /* npu_sim_run's perf path, with the collector as the timing observer and
  * the PMU hook installed for the run. */
 static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t max_cycles,
@@ -725,27 +684,6 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
     if (!st)
         sim_sync_findings(s);
     return st;
-}
-
-/* Save outputs that name a file (a kernel measuring itself with the PMU
- * writes its counters to one). */
-static npu_status save_outputs(npu_sim *s, const launch_desc *l, npu_diag *d)
-{
-    for (size_t i = 0; i < l->nargs; i++) {
-        const launch_arg *a = &l->args[i];
-        const char *path = a->kind == LAUNCH_ARG_OUT ? a->file
-                           : a->kind == LAUNCH_ARG_INOUT ? a->save : NULL;
-        if (!path)
-            continue;
-        npy_tensor t;
-        npu_status st = npu_sim_get_output(s, a->name, &t, d);
-        if (!st)
-            st = npy_save(path, &t, d);
-        npy_free(&t);
-        if (st)
-            return st;
-    }
-    return NPU_OK;
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -831,24 +769,8 @@ int sim_cmd_stat(int argc, char **argv)
             i++;
             continue;
         }
-        if (a[0] != '-' && l.kernel) {
-            fprintf(stderr, "npusim stat: unexpected argument '%s' (the kernel is %s)\n", a, l.kernel);
-            launch_free(&l);
+        if (sim_cmd_launch_arg("stat", &l, argc, argv, &i, &d))
             return 2;
-        }
-        int used = 0;
-        npu_status st = launch_parse_args(&l, argc - i, argv + i, &used, &d);
-        if (st) {
-            fprintf(stderr, "npusim stat: %s\n", d.msg);
-            launch_free(&l);
-            return 2;
-        }
-        if (used == 0) {
-            fprintf(stderr, "npusim stat: unknown option '%s' (see npusim stat --help)\n", a);
-            launch_free(&l);
-            return 2;
-        }
-        i += used;
     }
     if (json && sep) {
         fprintf(stderr, "npusim stat: --json and -x are exclusive\n");
@@ -866,27 +788,12 @@ int sim_cmd_stat(int argc, char **argv)
         launch_free(&l);
         return 2;
     }
-    cfg_machine m;
     npu_sim *s = NULL;
     collector k;
     memset(&k, 0, sizeof k);
     k.iv.width = interval;
     int rc = 2;
-    npu_status st = launch_finish(&l, &d);
-    if (!st && l.mode == LAUNCH_MODE_FUNC)
-        st = npu_errf(&d, NPU_EINVAL, "--mode func has no timing: stat runs in perf (or timing) mode");
-    if (!st)
-        st = launch_machine(&l, &m, &d);
-    if (!st)
-        st = npu_sim_new(&s, &m, &d);
-    if (!st)
-        st = npu_sim_load_elf(s, l.kernel, &d);
-    if (!st && l.entry)
-        st = npu_sim_set_entry(s, l.entry, &d);
-    if (!st && l.cores)
-        st = npu_sim_set_cores(s, (int)l.cores, &d);
-    if (!st)
-        st = bind_args(s, &l, &d);
+    npu_status st = sim_cmd_setup(&l, "stat", &s, &d);
     if (!st)
         st = run_observed(s, &k, l.mode == LAUNCH_MODE_TIMING, l.max_cycles, 0, &d);
     if (s)
@@ -895,7 +802,7 @@ int sim_cmd_stat(int argc, char **argv)
     if (!st)
         st = col_finish(&k, &d);
     if (!st && l.mode != LAUNCH_MODE_TIMING)
-        st = save_outputs(s, &l, &d);
+        st = sim_cmd_save_outputs(s, &l, 1, &d);
     if (st) {
         fprintf(stderr, "npusim stat: %s\n", d.msg);
         goto out;

@@ -1,0 +1,30 @@
+/* cmd_common.h — the setup every launching npusim command (run, check,
+ * record, stat) shares: one launch-argument step of the command-line loop
+ * and the build of a simulator from a finished launch (machine, ELF, entry,
+ * cores, argument binding). One copy, so the commands cannot drift apart.
+ */
+#ifndef SIM_CMD_COMMON_H
+#define SIM_CMD_COMMON_H
+
+#include "sim/sim_int.h" /* first: frontend/config.h wants the dtype enum before isa.h */
+
+#include "frontend/launch.h"
+
+/* One launch argument at argv[*i] for `npusim CMD`: rejects a second
+ * kernel, hands the rest to launch_parse_args and advances *i. Returns 0
+ * when consumed; on bad input prints "npusim CMD: ..." to stderr, frees l
+ * and returns 2 (the command's exit status). */
+int sim_cmd_launch_arg(const char *cmd, launch_desc *l, int argc, char **argv, int *i,
+                       npu_diag *d);
+
+/* Finish l and build *s from it: machine, ELF, entry, cores, arguments.
+ * nofunc_cmd non-NULL: --mode func is refused (the command needs timing)
+ * with "--mode func has no timing: NOFUNC_CMD runs in perf (or timing)
+ * mode". On failure *s may be non-NULL (caller frees it). */
+npu_status sim_cmd_setup(launch_desc *l, const char *nofunc_cmd, npu_sim **s, npu_diag *d);
+
+/* Save every output (and INOUT with a save file) that names a file; prints
+ * "NAME: written to PATH" for each unless quiet. */
+npu_status sim_cmd_save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu_diag *d);
+
+#endif
