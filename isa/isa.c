@@ -117,30 +117,31 @@ uint32_t isa_fmt_fields(isa_fmt f)
         return 0;
     uint32_t m = 1u << ISA_FLD_OPC;
     const char *s = fmts[f].syntax;
-    static const struct { const char *tok; isa_field fld; } toks[] = {
-        {"rd", ISA_FLD_RD}, {"rs1", ISA_FLD_RS1}, {"rs2", ISA_FLD_RS2}, {"rs3", ISA_FLD_RS3},
-        {"rs4", ISA_FLD_RS4}, {"imm32", ISA_FLD_IMM32}, {"imm48", ISA_FLD_IMM48},
-        {"imm16", ISA_FLD_IMM16}, {"label", ISA_FLD_IMM32}, {"spipe", ISA_FLD_SPIPE},
-        {"dpipe", ISA_FLD_DPIPE}, {"pipe", ISA_FLD_PIPE}, {"fid", ISA_FLD_FID},
-        {"sreg", ISA_FLD_SREG},
+    /* Matched by length and bytes in place (no copy, no strcmp per table
+     * row): the decoder and assembler call this once per instruction. */
+#define TOK(t, fld) {t, sizeof t - 1, fld}
+    static const struct { const char *tok; unsigned char len; unsigned char fld; } toks[] = {
+        TOK("rd", ISA_FLD_RD), TOK("rs1", ISA_FLD_RS1), TOK("rs2", ISA_FLD_RS2),
+        TOK("rs3", ISA_FLD_RS3), TOK("rs4", ISA_FLD_RS4), TOK("imm32", ISA_FLD_IMM32),
+        TOK("imm48", ISA_FLD_IMM48), TOK("imm16", ISA_FLD_IMM16), TOK("label", ISA_FLD_IMM32),
+        TOK("spipe", ISA_FLD_SPIPE), TOK("dpipe", ISA_FLD_DPIPE), TOK("pipe", ISA_FLD_PIPE),
+        TOK("fid", ISA_FLD_FID), TOK("sreg", ISA_FLD_SREG), TOK("off", ISA_FLD_IMM32),
     };
-    while (*s) {
-        char tok[16];
-        size_t n = 0;
-        while (*s && (*s == ' ' || *s == ',' || *s == '(' || *s == ')'))
+#undef TOK
+    for (;;) {
+        while (*s == ' ' || *s == ',' || *s == '(' || *s == ')')
             s++;
-        while (*s && *s != ' ' && *s != ',' && *s != '(' && *s != ')' && n < sizeof tok - 1)
-            tok[n++] = *s++;
-        tok[n] = 0;
-        if (!n)
+        if (!*s)
             break;
-        if (strcmp(tok, "off") == 0) {
-            m |= 1u << ISA_FLD_IMM32;
-            continue;
-        }
+        const char *t = s;
+        while (*s && *s != ' ' && *s != ',' && *s != '(' && *s != ')')
+            s++;
+        size_t n = (size_t)(s - t);
         for (size_t i = 0; i < NPU_ARRAY_LEN(toks); i++)
-            if (strcmp(tok, toks[i].tok) == 0)
+            if (toks[i].len == n && toks[i].tok[0] == t[0] && memcmp(toks[i].tok, t, n) == 0) {
                 m |= 1u << toks[i].fld;
+                break;
+            }
     }
     for (const char *p = fmts[f].suffixes; *p; p++) {
         if (*p == 'm')
