@@ -505,7 +505,8 @@ npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work
         return npu_errf(d, NPU_EFAULT, "%s: input dtype %s not legal", mn, isa_dtype_suffix(dt));
     if (in->dt2 != (p.isint ? ISA_DT_S32 : ISA_DT_F32))
         return npu_errf(d, NPU_EFAULT, "%s.%s.%s: %s inputs accumulate in %s", mn, isa_dtype_suffix(dt),
-                        isa_dtype_suffix(in->dt2), isa_dtype_suffix(dt), p.isint ? "s32" : "f32");
+                        isa_dtype_suffix(in->dt2), isa_dtype_suffix(dt),
+                        isa_dtype_suffix(p.isint ? ISA_DT_S32 : ISA_DT_F32));
     uint64_t cfg = ctx->x[in->rs3];
     p.m = (int)(cfg & 0xffff);
     p.k = (int)((cfg >> 16) & 0xffff);
