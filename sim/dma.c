@@ -243,12 +243,26 @@ static npu_status do_nd2nz(mv *m, sim_work *w, npu_diag *d)
 /* ---- FIX: L0C -> GM / UB / L1 ------------------------------------------- */
 
 /* One L0C value through quant, ReLU and the cast to dt2 (docs/datamove.md). */
-static void fix_elem(int dt, int dt2, int mod, float scale, const uint8_t *src, uint8_t *o)
+/* What one fixpipe instruction's element conversion needs, worked out once
+ * per instruction rather than once per element. */
+typedef struct fix_cvt {
+    int dt, dt2, relu, quant, s2, kind2;
+    float scale;
+} fix_cvt;
+
+static fix_cvt fix_cvt_of(int dt, int dt2, int mod, float scale)
+{
+    fix_cvt k = {dt, dt2, (mod & ISA_FIX_RELU) != 0, (mod & ISA_FIX_QUANT) != 0, isa_dtype_bytes(dt2),
+                 isa_dtype_kind((isa_dtype)dt2), scale};
+    return k;
+}
+
+static void fix_elem(const fix_cvt *k, const uint8_t *src, uint8_t *o)
 {
     uint32_t raw;
     memcpy(&raw, src, 4);
-    int relu = (mod & ISA_FIX_RELU) != 0, quant = (mod & ISA_FIX_QUANT) != 0;
-    int s2 = isa_dtype_bytes(dt2), kind2 = isa_dtype_kind((isa_dtype)dt2);
+    int dt = k->dt, dt2 = k->dt2, relu = k->relu, quant = k->quant, s2 = k->s2, kind2 = k->kind2;
+    float scale = k->scale;
     if (dt == ISA_DT_S32 && !quant) {
         int64_t v = (int32_t)raw;
         if (relu && v < 0)
@@ -343,16 +357,17 @@ static npu_status do_fix(mv *m, sim_work *w, npu_diag *d)
     if (!buf)
         return npu_errf(d, NPU_ENOMEM, "%s: out of host memory", m->mn);
     const uint8_t *l0c = ctx->buf[SIM_SP_L0C];
+    fix_cvt k = fix_cvt_of(dt, dt2, in->mod, scale);
     for (uint64_t r = 0; r < nrun && !st; r++) {
         if (nd) {
             for (uint64_t j = 0; j < N; j++)
-                fix_elem(dt, dt2, in->mod, scale, l0c + m->src + (j / 16) * spitch + r * 64 + (j % 16) * 4, buf + j * s2);
+                fix_elem(&k, l0c + m->src + (j / 16) * spitch + r * 64 + (j % 16) * 4, buf + j * s2);
         } else {
             memset(buf, 0, runlen);
             for (uint64_t i = 0; i < M; i++)
                 for (uint64_t c = 0; c < c0 && r * c0 + c < N; c++) {
                     uint64_t j = r * c0 + c;
-                    fix_elem(dt, dt2, in->mod, scale, l0c + m->src + (j / 16) * spitch + i * 64 + (j % 16) * 4,
+                    fix_elem(&k, l0c + m->src + (j / 16) * spitch + i * 64 + (j % 16) * 4,
                              buf + i * 32 + c * s2);
                 }
         }
