@@ -193,6 +193,9 @@ void     mem_hbm_advance_to(mem_hbm *h, uint64_t cycle);
 uint64_t mem_hbm_next_event(const mem_hbm *h);
 /* Requests accepted and not yet completed. */
 int      mem_hbm_pending(const mem_hbm *h);
+/* NPU_ENOMEM once an allocation inside the model failed (a completion or
+ * a logged command may then be lost), NPU_OK otherwise; sticky. */
+npu_status mem_hbm_status(const mem_hbm *h);
 uint64_t mem_hbm_now(const mem_hbm *h);
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan);
 /* Sum of all channels (histograms merged). Caller-owned out. */
@@ -258,6 +261,10 @@ void     mem_sys_set_callback(mem_sys *s, void (*done)(void *user, uint64_t tag,
                               uint64_t core_cycle), void *user);
 void     mem_sys_advance_to(mem_sys *s, uint64_t core_cycle);
 uint64_t mem_sys_next_event(const mem_sys *s);
+/* NPU_ENOMEM once an allocation inside the L2 or HBM model failed during
+ * submit or advance (the lost request would never complete: callers check
+ * this after advancing so the failure is not mistaken for a deadlock). */
+npu_status mem_sys_status(const mem_sys *s);
 /* Fill *out (pointers stay valid until the next call into s). */
 void     mem_sys_stats_get(mem_sys *s, mem_sys_stats *out);
 mem_hbm *mem_sys_hbm(mem_sys *s);

@@ -1234,6 +1234,8 @@ uint64_t mem_hbm_next_event(const mem_hbm *h)
     return t;
 }
 
+npu_status mem_hbm_status(const mem_hbm *h) { return h->oom ? NPU_ENOMEM : NPU_OK; }
+
 int mem_hbm_pending(const mem_hbm *h)
 {
     int n = h->nheap;

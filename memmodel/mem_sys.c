@@ -535,6 +535,11 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
     return s->oom ? NPU_ENOMEM : NPU_OK;
 }
 
+npu_status mem_sys_status(const mem_sys *s)
+{
+    return s->oom ? NPU_ENOMEM : mem_hbm_status(s->hbm);
+}
+
 uint64_t mem_sys_next_event(const mem_sys *s)
 {
     uint64_t t = s->nheap ? s->heap[0].t : NEVER;

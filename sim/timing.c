@@ -127,6 +127,8 @@ typedef struct tm_mem {
     npu_status (*submit)(void *impl, uint64_t addr, uint32_t bytes, int is_write, int core,
                          uint64_t cycle, uint64_t tag, npu_diag *d);
     void (*advance_to)(void *impl, uint64_t cycle);
+    /* NULL, or: NPU_ENOMEM once the model lost work to a failed allocation */
+    npu_status (*status)(void *impl);
     uint64_t (*next_event)(void *impl);
     void (*free)(void *impl);
     uint32_t line;       /* requests never cross a line of this size */
@@ -258,6 +260,7 @@ static npu_status sys_submit(void *impl, uint64_t addr, uint32_t bytes, int is_w
     return NPU_OK;
 }
 static void sys_advance_to(void *impl, uint64_t cycle) { mem_sys_advance_to(impl, cycle); }
+static npu_status sys_status(void *impl) { return mem_sys_status(impl); }
 static uint64_t sys_next_event(void *impl) { return mem_sys_next_event(impl); }
 static void sys_free(void *impl) { mem_sys_free(impl); }
 #endif
@@ -1165,6 +1168,7 @@ static npu_status mem_open(tm *T)
         T->mem.can_accept = sys_can_accept;
         T->mem.submit = sys_submit;
         T->mem.advance_to = sys_advance_to;
+        T->mem.status = sys_status;
         T->mem.next_event = sys_next_event;
         T->mem.free = sys_free;
         T->mem.line = m->mem.l2.line_bytes > 0 ? (uint32_t)m->mem.l2.line_bytes : 512;
@@ -1288,6 +1292,11 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         if (t == TM_NONE) {
             if (T.finished == T.ncores)
                 break;
+            if (T.mem.status && T.mem.status(T.mem.impl)) {
+                st = npu_errf(d, NPU_ENOMEM,
+                              "timing: out of memory in the memory model by cycle %" PRIu64, T.now);
+                break;
+            }
             npu_buf b = { 0 };
             report_state(&T, &b);
             st = npu_errf(d, NPU_EDEADLOCK,
@@ -1310,6 +1319,9 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         if (mem_next <= t) {
             T.mem.next_valid = 0;
             T.mem.advance_to(T.mem.impl, t);
+            if (!T.err && T.mem.status && T.mem.status(T.mem.impl))
+                T.err = npu_errf(d, NPU_ENOMEM,
+                                 "timing: out of memory in the memory model at cycle %" PRIu64, t);
             if (T.err) {
                 st = T.err;
                 break;
