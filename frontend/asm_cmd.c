@@ -1,8 +1,8 @@
 /* asm_cmd.c — the bodies of `npusim asm` and `npusim dis`.
  *
  * Command code may print (it is the CLI's side of the library): messages go
- * to stderr, listings to stdout. Exit codes: 0 ok, 1 the input is bad,
- * 2 usage. */
+ * to stderr, listings to stdout. Exit codes: 0 ok, 2 bad input or a bad
+ * command line (as every npusim command: docs/reliability.md). */
 #include "frontend/asm.h"
 #include "frontend/elf.h"
 #include "isa/isa.h"
@@ -21,7 +21,7 @@ static void asm_usage(FILE *f)
             "  -D NAME=VALUE  define NAME as an integer constant (.equ) before the first line\n"
             "  --max-errors N stop after N errors (default 50)\n"
             "  Errors are printed as file:line:col with the line and a caret; nothing is written\n"
-            "  when there are errors.\n");
+            "  when there are errors. Exit status: 0 written, 2 errors or a bad command line.\n");
 }
 
 static void dis_usage(FILE *f)
@@ -31,7 +31,8 @@ static void dis_usage(FILE *f)
             "  Disassemble a kernel: address, raw encoding, instruction, with symbols as labels;\n"
             "  data sections as hex.\n"
             "  --no-raw   leave out the raw instruction words\n"
-            "  --no-data  leave out the data sections\n");
+            "  --no-data  leave out the data sections\n"
+            "  Exit status: 0 ok, 2 the file is not a valid kernel ELF or holds illegal words.\n");
 }
 
 int asm_cmd_asm(int argc, char **argv)
@@ -44,7 +45,7 @@ int asm_cmd_asm(int argc, char **argv)
     int maxerr = 0, rc = 2;
     if (!inc || !defs || !names) {
         fprintf(stderr, "npusim asm: out of memory\n");
-        rc = 1;
+        rc = 2;
         goto out;
     }
     for (int i = 1; i < argc; i++) {
@@ -123,7 +124,7 @@ int asm_cmd_asm(int argc, char **argv)
     } else {
         fprintf(stderr, "npusim asm: %s\n", d.msg);
     }
-    rc = s == NPU_OK ? 0 : 1;
+    rc = s == NPU_OK ? 0 : 2;   /* 2: bad input or error, as every command */
     asm_output_free(&o);
 out:
     npu_free(inc);
@@ -173,7 +174,7 @@ int asm_cmd_dis(int argc, char **argv)
     npu_diag d = {0};
     if (elf_load_file(in, &img, &d)) {
         fprintf(stderr, "npusim dis: %s\n", d.msg);
-        return 1;
+        return 2;
     }
     symctx sc = {&img};
     printf("# %s: %zu instructions, entry 0x%llx\n", in, img.ntext, (unsigned long long)img.entry);
@@ -242,7 +243,7 @@ int asm_cmd_dis(int argc, char **argv)
     if (bad) {
         fprintf(stderr, "npusim dis: %s: %d word%s of .text are not legal instructions\n", in, bad,
                 bad == 1 ? "" : "s");
-        return 1;
+        return 2;
     }
     return 0;
 }

@@ -978,7 +978,7 @@ static const char cfg__usage[] =
     "  --config FILE   start from this config file (keys it omits keep defaults)\n"
     "  --set K=V       override one key (sizes take K/M/G suffixes, e.g. 1M)\n"
     "  -o FILE         write the dump to FILE instead of standard output\n"
-    "  --check FILE    validate a config file; exit 0 if it is good\n"
+    "  --check FILE    validate a config file; exit 0 if it is good, 2 if not\n"
     "Keys and their ranges: docs/config.md.\n";
 
 int cfg_cmd_config(int argc, char **argv)
@@ -992,7 +992,7 @@ int cfg_cmd_config(int argc, char **argv)
     int nsets = 0, rc = 0;
     if (!sets) {
         fprintf(stderr, "npusim config: out of memory\n");
-        return 1;
+        return 2;
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -1028,7 +1028,7 @@ int cfg_cmd_config(int argc, char **argv)
     if (!m) {
         fprintf(stderr, "npusim config: out of memory\n");
         npu_free(sets);
-        return 1;
+        return 2;
     }
     npu_status s;
     if (check) {
@@ -1053,7 +1053,7 @@ int cfg_cmd_config(int argc, char **argv)
     }
     if (s != NPU_OK) {
         fprintf(stderr, "npusim config: %s\n", d.msg);
-        rc = 1;
+        rc = 2;
     }
     npu_free(m);
     npu_free(sets);

@@ -16,7 +16,9 @@ static const char usage_text[] =
     "        folded: folded stacks for flamegraph.pl / speedscope; weight = busy\n"
     "                cycles per pipe, or stall cycles with --stalls\n"
     "        csv:    one row per event\n"
-    "        --core, --from, --to restrict chrome and csv output\n";
+    "        --core, --from, --to restrict chrome and csv output\n"
+    "exit status: 0 ok (a damaged trace that opens: its intact chunks, with a\n"
+    "warning), 2 a file that is not a readable trace or a bad command line\n";
 
 static int usage(FILE *f, int code)
 {
@@ -84,7 +86,7 @@ static int cmd_info(int argc, char **argv)
     trc_reader *r = trc_open(path, &d);
     if (!r) {
         fprintf(stderr, "npusim trace info: %s\n", d.msg);
-        return 1;
+        return 2;
     }
     const trc_meta *m = trc_reader_meta(r);
     uint64_t per_kind[TRC_NKINDS] = { 0 }, n = 0, tmin = UINT64_MAX, tend = 0;
@@ -103,7 +105,7 @@ static int cmd_info(int argc, char **argv)
     if (st != NPU_OK) {
         fprintf(stderr, "npusim trace info: %s\n", d.msg);
         trc_close(r);
-        return 1;
+        return 2;
     }
     if (!n)
         tmin = 0;
@@ -208,13 +210,13 @@ static int cmd_export(int argc, char **argv)
     trc_reader *r = trc_open(in, &d);
     if (!r) {
         fprintf(stderr, "npusim trace export: %s\n", d.msg);
-        return 1;
+        return 2;
     }
     npu_status st = trc_export_file(r, fmt, &o, out, &d);
     if (st != NPU_OK) {
         fprintf(stderr, "npusim trace export: %s\n", d.msg);
         trc_close(r);
-        return 1;
+        return 2;
     }
     size_t nd = trc_reader_damage(r, NULL);
     if (nd)

@@ -446,7 +446,7 @@ int ref_cmd_ref(int argc, char **argv)
     ref_ctx *c = npu_calloc(1, sizeof *c);
     if (!c) {
         fprintf(stderr, "npusim ref: out of memory\n");
-        return 1;
+        return 2;
     }
     c->gen = g;
     c->cores = 1;
@@ -511,7 +511,7 @@ int ref_cmd_ref(int argc, char **argv)
         goto out;
     }
     c->rng.s = seed;
-    rc = 1;
+    rc = 2;   /* 2: any failure from here on (bad option values, I/O) */
     npu_diag d;
     npu_diag_clear(&d);
     npu_status st = g->fn(c, &d);
@@ -521,7 +521,7 @@ int ref_cmd_ref(int argc, char **argv)
             fprintf(stderr, "npusim %s\n", d.msg);
         else
             fprintf(stderr, "npusim ref %s: %s\n", g->name, d.msg);
-        rc = st == NPU_EINVAL ? 2 : 1;
+        rc = 2;
         goto out;
     }
     if (!c->kernel[0]) {

@@ -88,9 +88,9 @@ int ref_cmd_sparsify(int argc, char **argv)
     memset(&pruned, 0, sizeof pruned);
     if (npy_load(in, &dense, &d)) {
         fprintf(stderr, "npusim sparsify: %s\n", d.msg);
-        return 1;
+        return 2;
     }
-    int rc = 1;
+    int rc = 2;
     isa_dtype dt = dense.dtype;
     if (dense.ndim != 2 || dense.shape[0] % 4 || dense.shape[0] < 4 || dense.shape[1] < 1 ||
         dense.shape[0] > 65535 || dense.shape[1] > 65535) {

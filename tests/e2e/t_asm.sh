@@ -58,7 +58,7 @@ cmp -s "$tmp/k.elf" "$tmp/k2.elf" || fail "two runs differ"
 printf '    .text\nmain:\n    addi a0, a1, 70000000000\n    frob a0\n    j nowhere\n' > "$tmp/bad.s"
 "$NPUSIM" asm "$tmp/bad.s" -o "$tmp/bad.elf" 2> "$tmp/bad.txt"
 rc=$?
-[ $rc -eq 1 ] || fail "bad source: exit $rc, want 1"
+[ $rc -eq 2 ] || fail "bad source: exit $rc, want 2"
 [ -e "$tmp/bad.elf" ] && fail "an ELF was written despite errors"
 grep -q "bad.s:3:18: error: immediate 70000000000 out of range -2147483648..2147483647" "$tmp/bad.txt" || fail "range error"
 grep -q "bad.s:4:5: error: unknown mnemonic 'frob'" "$tmp/bad.txt" || fail "mnemonic error"
@@ -82,8 +82,8 @@ grep -q "'--bogus'" "$tmp/e.txt" || fail "bad flag not named"
 "$NPUSIM" asm kernels/examples/sample.s 2> /dev/null; [ $? -eq 2 ] || fail "missing -o exit"
 "$NPUSIM" asm kernels/examples/sample.s -o 2> /dev/null; [ $? -eq 2 ] || fail "-o without value exit"
 
-# dis of a corrupt file: exit 1 with a message
+# dis of a corrupt file: exit 2 with a message
 head -c 100 "$tmp/k.elf" > "$tmp/trunc.elf"
-"$NPUSIM" dis "$tmp/trunc.elf" 2> "$tmp/e.txt"; [ $? -eq 1 ] || fail "dis of a truncated file"
+"$NPUSIM" dis "$tmp/trunc.elf" 2> "$tmp/e.txt"; [ $? -eq 2 ] || fail "dis of a truncated file"
 grep -q "trunc.elf" "$tmp/e.txt" || fail "dis error does not name the file"
 echo "t_asm: ok"

@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$NPU_ROOT/tests/data/asm" || exit 1
 "$NPUSIM" asm errors.s -o "$tmp/errors.elf" 2> "$tmp/out.txt"
 rc=$?
-[ $rc -eq 1 ] || { echo "exit $rc, want 1"; exit 1; }
+[ $rc -eq 2 ] || { echo "exit $rc, want 2"; exit 1; }
 [ -e "$tmp/errors.elf" ] && { echo "an ELF was written despite errors"; exit 1; }
 # the output file name is the only line that depends on the run
 sed "s|$tmp/errors.elf|OUT|" "$tmp/out.txt" > "$tmp/got.txt"

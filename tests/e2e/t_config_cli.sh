@@ -17,7 +17,8 @@ grep -q '"cores": 3' "$tmp/o.json" || fail "--set chip.cores not in dump"
 grep -q '"size": 1048576' "$tmp/o.json" || fail "--set core.l1.size=1M not in dump"
 "$NPUSIM" config --check "$tmp/o.json" >/dev/null || fail "a dump does not check"
 printf '{"version":1,"core":{"ub":{"banks":0}}}' > "$tmp/bad.json"
-if "$NPUSIM" config --check "$tmp/bad.json" 2> "$tmp/err"; then fail "bad config accepted"; fi
+"$NPUSIM" config --check "$tmp/bad.json" 2> "$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "bad config: exit $rc, want 2"
 grep -q "bad.json: core.ub.banks: expected an integer in 1..1024, got 0" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 if "$NPUSIM" config --dump --set core.l1.siz=1M 2> "$tmp/err"; then fail "bad --set accepted"; fi
 grep -q "did you mean core.l1.size" "$tmp/err" || fail "message: $(cat "$tmp/err")"

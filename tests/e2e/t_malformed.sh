@@ -6,8 +6,9 @@
 # first stderr line that names the file (or the file it refers to) and says
 # what is wrong; and no output file, partial or temporary, left behind.
 #
-# Exit status for bad input, by command (docs of each command): run and memsim
-# exit 2; asm, dis, config --check and trace exit 1 (their "failed" status).
+# Exit status for bad input: 2 for every command (docs/reliability.md; 1 is
+# kept for "ran, but a check failed", e.g. an output mismatch). Bad command
+# lines (tests/malformed/cli.txt) get 2 as well.
 set -u
 : "${NPUSIM:?}" "${NPU_ROOT:?}"
 M=$NPU_ROOT/tests/malformed
@@ -75,17 +76,17 @@ check() {
 
 for f in "$M"/asm/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
-    check "$f" 1 "$tmp/o.elf" "$b|no/such/file.inc" -- "$NPUSIM" asm "$f" -o "$tmp/o.elf"
+    check "$f" 2 "$tmp/o.elf" "$b|no/such/file.inc" -- "$NPUSIM" asm "$f" -o "$tmp/o.elf"
 done
 for f in "$M"/elf/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
-    check "$f" 1 - "$b" -- "$NPUSIM" dis "$f"
+    check "$f" 2 - "$b" -- "$NPUSIM" dis "$f"
     check "$f" 2 "$tmp/c.npy" "$b" -- "$NPUSIM" run "$f" --max-cycles 100000 --arg A="$tmp/a.npy" \
         --arg M=3 --out C="$tmp/c.npy":int32[8] --arg N=8
 done
 for f in "$M"/config/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
-    check "$f" 1 - "$b" -- "$NPUSIM" config --check "$f"
+    check "$f" 2 - "$b" -- "$NPUSIM" config --check "$f"
 done
 for f in "$M"/launch/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
@@ -103,14 +104,32 @@ for f in "$M"/npy/*; do
 done
 for f in "$M"/trace/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
-    check "$f" 1 - "$b" -- "$NPUSIM" trace info "$f"
-    check "$f" 1 "$tmp/o.csv" "$b" -- "$NPUSIM" trace export --format csv "$f" -o "$tmp/o.csv"
+    check "$f" 2 - "$b" -- "$NPUSIM" trace info "$f"
+    check "$f" 2 "$tmp/o.csv" "$b" -- "$NPUSIM" trace export --format csv "$f" -o "$tmp/o.csv"
 done
 for f in "$M"/memtrace/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
     check "$f" 2 - "$b" -- "$NPUSIM" memsim --config "$NPU_ROOT/configs/small.json" "$f"
 done
 
+# bad command lines: exit 2, a first stderr line from npusim, no signal, no hang
+ncli=0
+while IFS= read -r l; do
+    case "$l" in '#'*|'') continue ;; esac
+    ncli=$((ncli + 1)); nrun=$((nrun + 1))
+    l=$(printf '%s' "$l" | sed "s|@ROOT@|$NPU_ROOT|g")
+    eval "set -- $l"
+    (cd "$tmp" && timeout "$TO" "$NPUSIM" "$@" > /dev/null 2> "$tmp/err"); rc=$?
+    line=$(head -n 1 "$tmp/err")
+    why=""
+    if [ $rc -ne 2 ]; then why="exit $rc, want 2"
+    else case "$line" in npusim*|usage:*) ;; *) why="first stderr line is not a message: '$line'" ;; esac
+    fi
+    if [ -n "$why" ]; then nfail=$((nfail + 1)); echo "FAIL: npusim $l: $why"; sed -n '1,3s/^/   | /p' "$tmp/err"; fi
+    rm -f "$tmp/x.npt" "$tmp/o.elf" "$tmp/r.csv" "$tmp/v.npy" "$tmp/m.npy"; rm -rf "$tmp/d"
+done < "$M/cli.txt"
+[ $ncli -ge 40 ] || { echo "FAIL: only $ncli bad command lines"; nfail=$((nfail + 1)); }
+
 [ $nfiles -ge 200 ] || { echo "FAIL: only $nfiles corpus files (want >= 200)"; nfail=$((nfail + 1)); }
-echo "malformed: $nfiles files, $nrun runs, $nfail failures, $nknown known message gaps"
+echo "malformed: $nfiles files, $ncli command lines, $nrun runs, $nfail failures, $nknown known message gaps"
 [ $nfail -eq 0 ]

@@ -218,9 +218,9 @@ START_TEST(t_cmd_errors)
     ck_assert_int_eq(run_ref(twice, 8), 2);
     struct stat sb;
     ck_assert_int_ne(stat(out, &sb), 0);
-    /* a kernel that does not assemble (tile check) fails with exit 1 */
+    /* a kernel that does not assemble (tile check) fails with exit 2 */
     const char *badtile[] = {"ref", "gemm", "--bm", "24", "--kernels", kd, "-o", out};
-    ck_assert_int_eq(run_ref(badtile, 8), 1);
+    ck_assert_int_eq(run_ref(badtile, 8), 2);
     char cmd[800];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     ck_assert_int_eq(system(cmd), 0);

@@ -810,7 +810,7 @@ START_TEST(csv_export_and_command)
     char *a4[] = { "trace", "export", "--format", "svg", p, "-o", js, NULL };
     ck_assert_int_eq(trc_cmd_trace(7, a4), 2);
     char *a5[] = { "trace", "info", "/nonexistent/x.npt", NULL };
-    ck_assert_int_eq(trc_cmd_trace(3, a5), 1);
+    ck_assert_int_eq(trc_cmd_trace(3, a5), 2);
     char *a6[] = { "trace", "--help", NULL };
     ck_assert_int_eq(trc_cmd_trace(2, a6), 0);
     char *a7[] = { "trace", "export", p, NULL };
