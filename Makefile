@@ -162,7 +162,13 @@ check: deps
 	@sh scripts/run_tests.sh build
 	@$(MAKE) --no-print-directory -j$(NPROC) all BUILD=build-asan SAN=1 OPT=-O1
 	@sh scripts/run_tests.sh build-asan
-	@echo "check: all suites passed (normal and ASan+UBSan builds)"
+	@# the same results from an -O0 build and from the -O1 sanitizer build
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-O0 OPT=-O0 build-O0/bin/npusim
+	@NPUSIM=$(CURDIR)/build/bin/npusim NPU_ROOT=$(CURDIR) NPU_DET_OTHER=$(CURDIR)/build-O0/bin/npusim \
+		DET_RUNS=1 sh tests/e2e/t_determinism.sh
+	@NPUSIM=$(CURDIR)/build/bin/npusim NPU_ROOT=$(CURDIR) NPU_DET_OTHER=$(CURDIR)/build-asan/bin/npusim \
+		DET_RUNS=1 sh tests/e2e/t_determinism.sh
+	@echo "check: all suites passed (normal and ASan+UBSan builds; -O2, -O1 and -O0 results identical)"
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all BUILD=build
