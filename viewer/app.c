@@ -119,14 +119,115 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double cpu_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The scripted session of the benchmark: phases of frames, each phase a
+ * view and a change applied before every frame. It covers every view: the
+ * timeline at every zoom from the whole run to a few cycles (expanded and
+ * collapsed cores, scrolled), a live range selection (the range changes
+ * every frame, so the range table, flame graph and hotspots recompute each
+ * frame as they do while the user drags), the busy and stall flame graphs,
+ * the hotspot tables by every key and the counters with the roofline. */
+enum { PH_ZOOM_IN, PH_PAN, PH_ZOOM_OUT, PH_SCROLL, PH_COLLAPSED, PH_DEEP, PH_SELECT, PH_FLAME, PH_FLAME_RANGE,
+       PH_STALL_FLAME, PH_HOTSPOTS, PH_HOT_RANGE, PH_COUNTERS, PH__N };
+static const struct { const char *name; int frames; } phases[PH__N] = {
+    { "timeline-zoom-in", 60 },   { "timeline-pan", 40 },      { "timeline-zoom-out", 60 },
+    { "timeline-scroll", 40 },    { "timeline-collapsed", 20 }, { "timeline-deep-zoom", 30 },
+    { "range-select-live", 40 },  { "flame", 10 },             { "flame-range-live", 20 },
+    { "stall-flame", 10 },        { "hotspots-all-keys", 20 }, { "hotspots-range-live", 20 },
+    { "counters-range-live", 20 },
+};
+
+static void bench_step(vw_view *v, const vw_model *m, int ph, int k, int h)
+{
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    double x = x0 + (x1 - x0) * (0.3 + 0.4 * (k % 7) / 6.0);
+    double full = (double)(m->t_end - m->t_min);
+    /* a growing range, as a shift-drag draws it: 5% .. 85% of the run */
+    uint64_t r0 = m->t_min + (uint64_t)(full * 0.05);
+    uint64_t r1 = r0 + 1 + (uint64_t)(full * (0.02 + 0.78 * (k + 1) / 40.0));
+    v->mx = (int)x;
+    v->my = h / 2;
+    switch (ph) {
+    case PH_ZOOM_IN: vw_zoom_at(v, x, 0.82); break;
+    case PH_PAN: vw_pan_px(v, (k % 20 < 10 ? 1 : -1) * 90.0); break;
+    case PH_ZOOM_OUT: vw_zoom_at(v, x, 1.0 / 0.82); break;
+    case PH_SCROLL: v->scroll_y += 60; vw_pan_px(v, 0); break;
+    case PH_COLLAPSED:
+        if (k == 0) {
+            memset(v->collapsed, 1, m->ncores);
+            v->scroll_y = 0;
+            vw_fit(v);
+        }
+        vw_zoom_at(v, x, k < 10 ? 0.7 : 1 / 0.7);
+        break;
+    case PH_DEEP:
+        if (k == 0)
+            memset(v->collapsed, 0, m->ncores);
+        /* down to a few cycles across the window, then back */
+        vw_zoom_at(v, x, k < 20 ? 0.5 : 8.0);
+        break;
+    case PH_SELECT:
+        if (k == 0) {
+            vw_fit(v);
+            v->scroll_y = 0;
+        }
+        vw_set_range(v, r0, r1);
+        v->mx = (int)vw_t_to_x(v, (double)r1);
+        break;
+    case PH_FLAME:
+        if (k == 0) {
+            vw_set_range(v, 0, 0);   /* the whole trace */
+            v->tab = VW_TAB_FLAME;
+        }
+        break;
+    case PH_FLAME_RANGE: vw_set_range(v, r0, r1 + (uint64_t)k * 1000); break;
+    case PH_STALL_FLAME:
+        if (k == 0) {
+            vw_set_range(v, 0, 0);
+            v->flame_stalls = 1;
+            v->flame_dirty = 1;
+        }
+        break;
+    case PH_HOTSPOTS:
+        if (k == 0) {
+            vw_set_range(v, 0, 0);
+            v->tab = VW_TAB_HOTSPOTS;
+        }
+        if (k % 5 == 0) {
+            v->hkey = (vw_hkey)(k / 5 % VW_HK__N);
+            v->htab_dirty = 1;
+        }
+        break;
+    case PH_HOT_RANGE: vw_set_range(v, r0, r1 + (uint64_t)k * 1000); break;
+    case PH_COUNTERS:
+        if (k == 0)
+            v->tab = VW_TAB_COUNTERS;
+        vw_set_range(v, r0, r1 + (uint64_t)k * 1000);
+        break;
+    }
+}
+
+static void pct(npu_buf *out, const char *pre, double *a, int n)
+{
+    qsort(a, (size_t)n, sizeof *a, cmp_d);
+    npu_buf_printf(out, "\"%s_p50\":%.3f,\"%s_p99\":%.3f,\"%s_max\":%.3f", pre, a[n / 2], pre,
+                   a[(int)((n - 1) * 0.99)], pre, a[n - 1]);
+}
+
 npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
 {
     vw_model m;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
     npu_status st = vw_model_load(&m, path, d);
     if (st)
         return st;
-    double load = now_s() - t0;
+    double load = now_s() - t0, load_cpu = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     vw_view v;
     st = vw_view_init(&v, &m, w, h, 1, d);
     if (st) {
@@ -149,58 +250,79 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
     vw_backend_textm(b, &v.tm);
     /* expand every core: the worst case for the lanes */
     memset(v.collapsed, 0, m.ncores);
-    enum { FRAMES = 240 };
-    double build[FRAMES], total[FRAMES];
+    int nf = 0;
+    for (int p = 0; p < PH__N; p++)
+        nf += phases[p].frames;
+    /* per frame: wall ms of the whole frame (commands + rasterise + present),
+     * its CPU ms (this thread: what an idle machine would show), and the
+     * wall ms of building the commands alone */
+    double *wall = npu_malloc((size_t)nf * 4 * sizeof *wall);
+    if (!wall) {
+        st = npu_errf(d, NPU_ENOMEM, "npuview: out of memory (bench)");
+        goto out;
+    }
+    double *cpu = wall + nf, *build = cpu + nf, *tmp = build + nf;
     vw_cmds cl = {0};
     size_t max_cmds = 0;
-    for (int f = 0; f < FRAMES; f++) {
-        /* the script: zoom in 60 steps at a moving point, pan, zoom out,
-         * scroll through the cores, then the other tabs */
-        double x = vw_time_x0(&v) + (vw_time_x1(&v) - vw_time_x0(&v)) * (0.3 + 0.4 * (f % 7) / 6.0);
-        v.mx = (int)x;
-        v.my = h / 2;
-        if (f < 60)
-            vw_zoom_at(&v, x, 0.82);
-        else if (f < 100)
-            vw_pan_px(&v, (f % 20 < 10 ? 1 : -1) * 90.0);
-        else if (f < 160)
-            vw_zoom_at(&v, x, 1.0 / 0.82);
-        else if (f < 200)
-            v.scroll_y += 60, vw_pan_px(&v, 0);
-        else if (f == 200)
-            v.tab = VW_TAB_FLAME;
-        else if (f == 215)
-            v.tab = VW_TAB_HOTSPOTS;
-        else if (f == 228)
-            v.tab = VW_TAB_COUNTERS;
-        double a = now_s();
-        vw_draw(&v, &cl);
-        double bb = now_s();
-        SDL_RenderClear(ren);
-        vw_backend_draw(b, &cl);
-        SDL_RenderPresent(ren);
-        double c = now_s();
-        build[f] = (bb - a) * 1e3;
-        total[f] = (c - a) * 1e3;
-        if (cl.n > max_cmds)
-            max_cmds = cl.n;
+    int f = 0;
+    npu_buf ph = {0};
+    for (int p = 0; p < PH__N; p++) {
+        int f0 = f;
+        for (int k = 0; k < phases[p].frames; k++, f++) {
+            bench_step(&v, &m, p, k, h);
+            double a = now_s(), ca = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+            vw_draw(&v, &cl);
+            double bb = now_s();
+            SDL_SetRenderDrawColor(ren, 0, 0, 0, 255);
+            SDL_RenderClear(ren);
+            vw_backend_draw(b, &cl);
+            SDL_RenderPresent(ren);
+            wall[f] = (now_s() - a) * 1e3;
+            cpu[f] = (cpu_s(CLOCK_THREAD_CPUTIME_ID) - ca) * 1e3;
+            build[f] = (bb - a) * 1e3;
+            if (cl.n > max_cmds)
+                max_cmds = cl.n;
+        }
+        double wmax = 0, cmax = 0, csum = 0;
+        for (int i = f0; i < f; i++) {
+            wmax = NPU_MAX(wmax, wall[i]);
+            cmax = NPU_MAX(cmax, cpu[i]);
+            csum += cpu[i];
+        }
+        npu_buf_printf(&ph, "%s{\"phase\":\"%s\",\"frames\":%d,\"frame_ms_max\":%.3f,\"cpu_ms_max\":%.3f,"
+                       "\"cpu_ms_mean\":%.3f}", p ? "," : "", phases[p].name, f - f0, wmax, cmax,
+                       csum / (f - f0));
     }
-    qsort(build, FRAMES, sizeof(double), cmp_d);
-    qsort(total, FRAMES, sizeof(double), cmp_d);
     npu_buf_printf(out,
-                   "{\"trace\":\"%s\",\"events\":%llu,\"load_s\":%.3f,\"frames\":%d,\"size\":\"%dx%d\","
-                   "\"build_ms_p50\":%.3f,\"build_ms_p99\":%.3f,\"frame_ms_p50\":%.3f,\"frame_ms_p99\":%.3f,"
-                   "\"frame_ms_max\":%.3f,\"max_draw_commands\":%zu,\"renderer\":\"software\"}\n",
-                   path, (unsigned long long)m.n_events, load, FRAMES, w, h, build[FRAMES / 2],
-                   build[FRAMES * 99 / 100], total[FRAMES / 2], total[FRAMES * 99 / 100], total[FRAMES - 1],
-                   max_cmds);
+                   "{\"trace\":\"%s\",\"events\":%llu,\"load_s\":%.3f,\"load_cpu_s\":%.3f,"
+                   "\"load_decode_cpu_s\":%.3f,\"load_build_cpu_s\":%.3f,\"load_post_cpu_s\":%.3f,"
+                   "\"frames\":%d,\"size\":\"%dx%d\",",
+                   path, (unsigned long long)m.n_events, load, load_cpu, m.load_decode_cpu, m.load_build_cpu,
+                   m.load_post_cpu, nf, w, h);
+    memcpy(tmp, build, (size_t)nf * sizeof *tmp);
+    pct(out, "build_ms", tmp, nf);
+    npu_buf_printf(out, ",");
+    memcpy(tmp, wall, (size_t)nf * sizeof *tmp);
+    pct(out, "frame_ms", tmp, nf);
+    npu_buf_printf(out, ",");
+    memcpy(tmp, cpu, (size_t)nf * sizeof *tmp);
+    pct(out, "frame_cpu_ms", tmp, nf);
+    npu_buf_printf(out, ",\"max_draw_commands\":%zu,\"renderer\":\"software\",\"phases\":[%s]}\n", max_cmds,
+                   ph.data ? (const char *)ph.data : "");
+    if (ph.oom)
+        out->oom = 1;
+    npu_buf_free(&ph);
     vw_cmds_free(&cl);
+    npu_free(wall);
+out:
     v.tm = (vw_textm){0};
     vw_backend_free(b);
     SDL_DestroyRenderer(ren);
     SDL_FreeSurface(sf);
     vw_view_free(&v);
     vw_model_free(&m);
+    if (st)
+        return st;
     return out->oom ? npu_errf(d, NPU_ENOMEM, "npuview: out of memory") : NPU_OK;
 }
 

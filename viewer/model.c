@@ -218,7 +218,15 @@ typedef struct ev_pipe {
     size_t n[PIPE_SLOTS];
     unsigned head, tail;    /* batches produced / consumed */
     int done, stop;
+    double cpu;             /* CPU seconds of the decoding (producer or inline) */
 } ev_pipe;
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static size_t fill(trc_iter *it, trc_event *b)
 {
@@ -251,6 +259,7 @@ static void *producer(void *arg)
         if (n < PIPE_BATCH)
             break;
     }
+    p->cpu = thread_cpu();  /* read by the consumer after the join */
     return NULL;
 }
 
@@ -330,7 +339,7 @@ typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
 {
-    double t_start = now_s();
+    double t_start = now_s(), c_start = thread_cpu(), c_post = 0;
     memset(m, 0, sizeof *m);
     m->r = r;
     m->meta = trc_reader_meta(r);
@@ -546,6 +555,9 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     pipe_release(&pp);
     }
     pipe_end(&pp);
+    c_post = thread_cpu();
+    m->load_decode_cpu = pp.cpu;
+    m->load_build_cpu = c_post - c_start;
     st = trc_iter_error(it, d);
     if (st)
         goto fail;
@@ -604,6 +616,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     npu_free(sm.key);
     npu_free(sm.val);
     m->load_seconds = now_s() - t_start;
+    m->load_post_cpu = thread_cpu() - c_post;
     (void)n_ev;
     return NPU_OK;
 oom:
