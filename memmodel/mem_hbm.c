@@ -84,6 +84,11 @@ typedef struct hchan {
     uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
     uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
     uint64_t cq_room;       /* bit b: bank queue b has room */
+    /* nbank <= 64: per-bank candidate summaries (see dq_summarise) */
+    struct dqsum { uint8_t n, cmd[2], pos[2]; uint64_t lt[2]; } *cs;
+    uint64_t cq_dirty;      /* bit b: summary of bank b must be rebuilt */
+    uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (lt) of its candidates */
+    uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int ncq_total;
@@ -114,12 +119,19 @@ struct mem_hbm {
     /* constraints: for each preceding command, the (scope, following, latency) list */
     clist cons[MC__N][64];
     int ncons[MC__N];
+    int cend[MC__N][SC__N];                  /* cons[x] sorted by scope: end of each scope's run */
     hchan *ch;
     hreq *pool;
     int32_t *freel;
     int npool, nfree;
     hdone *heap;
     int nheap, capheap;
+    /* Completions pushed in time order (reads complete a fixed latency
+     * after issue, so nearly all do) go to a FIFO ring instead of the
+     * heap; only one earlier than the ring's tail goes to the heap. The
+     * pop takes the least (t, seq) of the two heads: the same order. */
+    hdone *fifo;
+    uint32_t fhead, nfifo, capfifo;   /* capfifo a power of 2 */
     /* decode: for each byte of (addr >> atom bits), the packed field bits it
      * contributes (k h p s g b: 6 bits each from bit 0; c: 12 bits from 36;
      * r: 16 bits from 48 and the rest kept apart) */
@@ -151,6 +163,10 @@ struct mem_hbm {
     size_t nlog, caplog;
     int oom;
     uint32_t rhash_mask;
+    /* nbank <= 64: each bank's PC and flat bank group, and the banks of
+     * each bank group / PC as masks */
+    uint8_t bpc[64], bbg[64];
+    uint64_t bgmask[64], pcmask[4];
 };
 
 /* ---- constraints ------------------------------------------------------- */
@@ -222,12 +238,41 @@ static void build_constraints(mem_hbm *h)
     add_c(h, SC_PC, MC_REFB, MC_ACT, t->tRREFD);
     add_c(h, SC_PC, MC_REFB, MC_REFB, t->tRREFD);
     add_c(h, SC_PC, MC_ACT, MC_REFB, t->tRRD_S);
+    /* sort each list by scope (bank, bank group, PC) so issue() walks
+     * three runs without a branch per constraint */
+    for (int x = 0; x < MC__N; x++) {
+        clist tmp[64];
+        int n = 0;
+        for (int sc = 0; sc < SC__N; sc++) {
+            for (int i = 0; i < h->ncons[x]; i++)
+                if (h->cons[x][i].scope == sc) tmp[n++] = h->cons[x][i];
+            h->cend[x][sc] = n;
+        }
+        memcpy(h->cons[x], tmp, (size_t)n * sizeof tmp[0]);
+    }
 }
 
 /* ---- small helpers --------------------------------------------------------- */
 static int is_row_cmd(int c) { return !mem_cmd_is_col(c); }
 
-static void heap_push(mem_hbm *h, uint64_t t, uint64_t tag)
+static void heap_push_slow(mem_hbm *h, uint64_t t, uint64_t tag);
+
+static void done_push(mem_hbm *h, uint64_t t, uint64_t tag)
+{
+    if (h->nfifo && h->fifo[(h->fhead + h->nfifo - 1) & (h->capfifo - 1)].t > t) { heap_push_slow(h, t, tag); return; }
+    if (h->nfifo == h->capfifo) {
+        uint32_t nc = h->capfifo ? h->capfifo * 2 : 256;
+        hdone *n = npu_malloc((size_t)nc * sizeof *n);
+        if (!n) { h->oom = 1; return; }
+        for (uint32_t i = 0; i < h->nfifo; i++) n[i] = h->fifo[(h->fhead + i) & (h->capfifo - 1)];
+        npu_free(h->fifo);
+        h->fifo = n; h->capfifo = nc; h->fhead = 0;
+    }
+    hdone *e = &h->fifo[(h->fhead + h->nfifo++) & (h->capfifo - 1)];
+    e->t = t; e->seq = h->seq++; e->tag = tag;
+}
+
+static void heap_push_slow(mem_hbm *h, uint64_t t, uint64_t tag)
 {
     if (h->nheap == h->capheap) {
         int nc = h->capheap ? h->capheap * 2 : 256;
@@ -245,6 +290,29 @@ static void heap_push(mem_hbm *h, uint64_t t, uint64_t tag)
         i = p;
     }
     h->heap[i] = e;
+}
+
+static inline uint64_t done_next_t(const mem_hbm *h)
+{
+    uint64_t t = h->nheap ? h->heap[0].t : NEVER;
+    if (h->nfifo && h->fifo[h->fhead].t < t) t = h->fifo[h->fhead].t;
+    return t;
+}
+
+static hdone heap_pop(mem_hbm *h);
+
+static inline hdone done_pop(mem_hbm *h)
+{
+    if (h->nfifo) {
+        const hdone *f = &h->fifo[h->fhead];
+        if (!h->nheap || f->t < h->heap[0].t || (f->t == h->heap[0].t && f->seq < h->heap[0].seq)) {
+            hdone e = *f;
+            h->fhead = (h->fhead + 1) & (h->capfifo - 1);
+            h->nfifo--;
+            return e;
+        }
+    }
+    return heap_pop(h);
 }
 
 static hdone heap_pop(mem_hbm *h)
@@ -374,6 +442,13 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
     h->rd_lat = t->tCL + h->bc;
     h->atom = mem_config_atom_bytes(c);
     build_constraints(h);
+    if (h->nbank <= 64)
+        for (int b = 0; b < h->nbank; b++) {
+            h->bpc[b] = (uint8_t)(b / h->nbpc);
+            h->bbg[b] = (uint8_t)(b / t->banks);
+            h->bgmask[h->bbg[b]] |= (uint64_t)1 << b;
+            h->pcmask[h->bpc[b]] |= (uint64_t)1 << b;
+        }
     h->ch = npu_calloc((size_t)h->nch, sizeof *h->ch);
     if (!h->ch) goto oom;
     int cqd = c->ctrl.cmd_queue;
@@ -406,7 +481,8 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
             ch->ncq = npu_calloc((size_t)h->nbank, sizeof *ch->ncq);
             ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
             ch->cq_row = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq_row);
-            if (!ch->cq || !ch->ncq || !ch->cq_lb || !ch->cq_row) goto oom;
+            ch->cs = npu_calloc((size_t)h->nbank, sizeof *ch->cs);
+            if (!ch->cq || !ch->ncq || !ch->cq_lb || !ch->cq_row || !ch->cs) goto oom;
         }
         for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = -1;
         ch->wake = NEVER;
@@ -442,12 +518,13 @@ void mem_hbm_free(mem_hbm *h)
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
             npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
-            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row);
+            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row); npu_free(ch->cs);
         }
     npu_free(h->ch);
     npu_free(h->pool);
     npu_free(h->freel);
     npu_free(h->heap);
+    npu_free(h->fifo);
     npu_free(h->log);
     npu_free(h);
 }
@@ -513,14 +590,21 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
 {
     hchan *ch = &h->ch[chan];
     uint64_t te = t + (cmd == MC_ACT ? (uint64_t)h->a1 : 0);
-    for (int i = 0; i < h->ncons[cmd]; i++) {
-        const clist *c = &h->cons[cmd][i];
-        tnode *n;
-        if (c->scope == SC_PC) n = &ch->pc[pc].t;
-        else if (bank < 0) continue;
-        else n = c->scope == SC_BG ? &ch->bg[bg] : &ch->bk[bank].t;
-        uint64_t v = t + c->lat;     /* lat already counts from the ACT's last cycle */
-        if (v > n->nxt[c->cmd]) n->nxt[c->cmd] = v;
+    /* lat already counts from the ACT's last cycle */
+    const clist *cl = h->cons[cmd];
+    const int *ce = h->cend[cmd];
+    int i = 0;
+    if (bank >= 0) {
+        uint64_t *n = ch->bk[bank].t.nxt;
+        for (; i < ce[SC_BANK]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
+        n = ch->bg[bg].nxt;
+        for (; i < ce[SC_BG]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
+    } else {
+        i = ce[SC_BG];
+    }
+    {
+        uint64_t *n = ch->pc[pc].t.nxt;
+        for (; i < ce[SC_PC]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
     }
     if (is_row_cmd(cmd)) {
         /* the row bus is busy for the ACT's cycles; other row commands follow */
@@ -561,7 +645,11 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
     }
     if (ch->cq_lb) {
         ch->cq_min = 0;
-        if (bank >= 0) ch->cq_lb[bank] = 0;
+        if (h->nbank <= 64) {
+            /* the bank's candidates change; its bank group's timing too */
+            if (bank >= 0) { ch->cq_dirty |= (uint64_t)1 << bank; ch->lt_dirty |= h->bgmask[bg]; }
+            else ch->cq_dirty |= h->pcmask[pc];
+        } else if (bank >= 0) ch->cq_lb[bank] = 0;
         else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
     }
     if (h->log_on) log_cmd(h, chan, t, cmd, pc, bg, bank, row);
@@ -611,7 +699,7 @@ static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
             hreq *x = &h->pool[m];
             int32_t nx = x->mnext;
             mem_hist_add(&ch->st.lat, done - x->arrive);
-            heap_push(h, done, x->tag);
+            done_push(h, done, x->tag);
             ch->st.reads++;
             ch->st.bytes_read += (uint64_t)h->atom;
             req_free(h, m);
@@ -620,7 +708,7 @@ static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
         r = &h->pool[ri];
     }
     if (!r->is_write) mem_hist_add(&ch->st.lat, done - r->arrive);
-    heap_push(h, done, r->tag);
+    done_push(h, done, r->tag);
     if (r->is_write) { ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; }
     else { ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom; }
     if (done > ch->st.last_done) ch->st.last_done = done;
@@ -952,6 +1040,165 @@ int dq_try_bank(mem_hbm *h, hchan *ch, uint64_t t, int b, int *bank, int *pos, i
     return 1;
 }
 
+/* nbank <= 64. The commands dq_first_ready may pick from bank queue b
+ * depend only on the bank's row state and its queue, not on time: a closed
+ * bank offers its head's ACT; an open one its head's PRE (unless the row-hit
+ * cap protects the row) and then the first hit of the open row that no
+ * older read to its address holds back (the scan stops at the first hit
+ * evaluated, ready or not). Every command of one type to one bank is ready
+ * at the same cycle, so the first ready candidate in queue order is what
+ * the scan returns. The summary is rebuilt only after the bank's state or
+ * queue changed (cq_dirty), and cmask[] lets a search skip, with a mask,
+ * every bank whose candidates' pseudo-channel or bus constraints are not
+ * met. */
+static void dq_summarise(mem_hbm *h, hchan *ch, int b)
+{
+    struct dqsum *s = &ch->cs[b];
+    uint64_t bit = (uint64_t)1 << b;
+    for (int i = 0; i < s->n; i++) ch->cmask[s->cmd[i]] &= ~bit;
+    s->n = 0;
+    int n = ch->ncq[b];
+    if (!n) return;
+    const hbank *bk = &ch->bk[b];
+    const tnode *bg = &ch->bg[h->bbg[b]];
+    if (bk->open_row < 0) {
+        s->cmd[0] = MC_ACT; s->pos[0] = 0; s->n = 1;
+        s->lt[0] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
+        ch->cmask[MC_ACT] |= bit;
+        return;
+    }
+    int cqd = h->cfg.ctrl.cmd_queue;
+    const int32_t *cq = &ch->cq[b * cqd];
+    const uint32_t *rows = &ch->cq_row[b * cqd];
+    uint32_t open = (uint32_t)bk->open_row;
+    for (int j = 0; j < n; j++) {
+        if (rows[j] != open) {
+            if (j) continue;
+            int cap = h->cfg.ctrl.row_hit_cap;
+            if (cap && (int)bk->hits < cap) {
+                int pend = 0;
+                for (int k = 1; k < n && !pend; k++) pend = rows[k] == open;
+                if (pend) continue;
+            }
+            s->lt[s->n] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
+            s->cmd[s->n] = MC_PRE; s->pos[s->n++] = 0;
+            ch->cmask[MC_PRE] |= bit;
+            continue;
+        }
+        const hreq *r = &h->pool[cq[j]];
+        if (r->is_write) {
+            int dep = 0;
+            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
+            if (dep) continue;
+        }
+        int c = r->is_write ? MC_WR : MC_RD;
+        s->lt[s->n] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
+        s->cmd[s->n] = (uint8_t)c; s->pos[s->n++] = (uint8_t)j;
+        ch->cmask[c] |= bit;
+        break;
+    }
+}
+
+static inline void dq_refresh_summaries(mem_hbm *h, hchan *ch)
+{
+    for (uint64_t x = ch->cq_dirty; x; x &= x - 1) dq_summarise(h, ch, __builtin_ctzll(x));
+    for (uint64_t x = ch->lt_dirty & ~ch->cq_dirty; x; x &= x - 1) {
+        int b = __builtin_ctzll(x);
+        struct dqsum *s = &ch->cs[b];
+        const tnode *bk = &ch->bk[b].t, *bg = &ch->bg[h->bbg[b]];
+        for (int i = 0; i < s->n; i++) s->lt[i] = NPU_MAX(bk->nxt[s->cmd[i]], bg->nxt[s->cmd[i]]);
+    }
+    ch->cq_dirty = ch->lt_dirty = 0;
+}
+
+/* Banks waiting for a per-bank refresh (nbank <= 64). */
+static inline uint64_t dq_blocked_mask(const hchan *ch)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < ch->nrefb; i++) m |= (uint64_t)1 << ch->refb[i];
+    return m;
+}
+
+/* The pseudo-channel / bus part of ready_at for a command type. */
+static inline uint64_t shared_ready(const mem_hbm *h, const hchan *ch, int cmd, int pc)
+{
+    uint64_t r = ch->bus.nxt[cmd], x = ch->pc[pc].t.nxt[cmd];
+    if (x > r) r = x;
+    if (cmd == MC_ACT && h->cfg.hbm.tFAW && ch->pc[pc].nact >= 4) {
+        const hpc *p = &ch->pc[pc];
+        x = p->faw[p->faw_i] + (uint64_t)h->cfg.hbm.tFAW - (uint64_t)h->a1;
+        if (x > r) r = x;
+    }
+    return r;
+}
+
+static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
+
+static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
+{
+    if (ch->cq_dirty | ch->lt_dirty) dq_refresh_summaries(h, ch);
+    /* banks with a candidate whose PC / bus constraints are met; sr[p]:
+     * bit c = command type c meets them in PC p */
+    uint64_t cand = 0;
+    unsigned sr[4] = { 0 };
+    for (int p = 0; p < h->npc; p++)
+        for (int k = 0; k < 4; k++) {
+            int c = dq_kinds[k];
+            uint64_t m = ch->cmask[c] & h->pcmask[p];
+            if (m && shared_ready(h, ch, c, p) <= t) { cand |= m; sr[p] |= 1u << c; }
+        }
+    cand &= ch->cq_nonempty;
+    if (ch->nrefb) cand &= ~dq_blocked_mask(ch);
+    if (!cand) return 0;
+    int start = ch->rr, nq = h->nbank;
+    int s0 = start + 1 < nq ? start + 1 : 0;
+    uint64_t hi = s0 ? cand >> s0 << s0 : cand, lo = s0 ? cand & (((uint64_t)1 << s0) - 1) : 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t x = pass ? lo : hi; x; x &= x - 1) {
+            int b = __builtin_ctzll(x);
+            const struct dqsum *s = &ch->cs[b];
+            unsigned srp = sr[h->bpc[b]];
+            for (int i = 0; i < s->n; i++)
+                if ((srp >> s->cmd[i] & 1) && s->lt[i] <= t) {
+                    ch->rr = b; *bank = b; *pos = s->pos[i]; *cmd = s->cmd[i];
+                    return 1;
+                }
+        }
+    return 0;
+}
+
+/* After a fruitless dq_search64: the least ready cycle of any candidate
+ * of an unblocked bank (NEVER if none), exact. */
+static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
+{
+    if (ch->cq_dirty | ch->lt_dirty) dq_refresh_summaries(h, ch);
+    if (ch->nref) return NEVER;
+    uint64_t m = ch->cq_nonempty;
+    if (ch->nrefb) m &= ~dq_blocked_mask(ch);
+    uint64_t best = NEVER;
+    for (int p = 0; p < h->npc; p++) {
+        uint64_t mp = m & h->pcmask[p];
+        if (!mp) continue;
+        /* per command type: the shared part is common to the PC's banks,
+         * so max(shared, min lt) is the least ready cycle of that type */
+        for (int k = 0; k < 4; k++) {
+            int c = dq_kinds[k];
+            uint64_t mk = mp & ch->cmask[c];
+            if (!mk) continue;
+            uint64_t lt = NEVER;
+            for (; mk; mk &= mk - 1) {
+                const struct dqsum *s = &ch->cs[__builtin_ctzll(mk)];
+                uint64_t v = s->cmd[0] == c ? s->lt[0] : s->lt[1];
+                if (v < lt) lt = v;
+            }
+            uint64_t r = shared_ready(h, ch, c, p);
+            if (lt > r) r = lt;
+            if (r < best) best = r;
+        }
+    }
+    return best;
+}
+
 static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
     int nq = h->nbank, start = ch->rr;
@@ -959,28 +1206,7 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
     /* an all-bank refresh waiting blocks every bank queue (dq_blocked), and
      * cq_min is then left alone: nothing to search */
     if (ch->nref > 0) return 0;
-    if (nq <= 64) {
-        /* visit the non-empty queues in round-robin order from rr + 1 */
-        uint64_t m = ch->cq_nonempty;
-        int s0 = start + 1 < nq ? start + 1 : 0;
-        uint64_t hi = s0 ? m >> s0 << s0 : m, lo = s0 ? m & (((uint64_t)1 << s0) - 1) : 0;
-        /* the lower-bound test inline: most banks fail it; on the way, the
-         * least lower bound, so that a fruitless search also tells when to
-         * look again */
-        uint64_t mn = NEVER;
-        for (uint64_t x = hi; x; x &= x - 1) {
-            int b = __builtin_ctzll(x);
-            if (ch->cq_lb[b] <= t && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
-            if (ch->cq_lb[b] < mn) mn = ch->cq_lb[b];
-        }
-        for (uint64_t x = lo; x; x &= x - 1) {
-            int b = __builtin_ctzll(x);
-            if (ch->cq_lb[b] <= t && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
-            if (ch->cq_lb[b] < mn) mn = ch->cq_lb[b];
-        }
-        if (ch->nrefb == 0) ch->cq_min = mn;   /* no bank was skipped as blocked */
-        return 0;
-    }
+    if (nq <= 64) return dq_search64(h, ch, t, bank, pos, cmd);
     for (int i = 1; i <= nq; i++) {
         int b = start + i < nq ? start + i : start + i - nq;
         if (ch->ncq[b] && dq_try_bank(h, ch, t, b, bank, pos, cmd)) return 1;
@@ -1074,6 +1300,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         }
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
+        if (r->bank < 64) ch->cq_dirty |= (uint64_t)1 << r->bank;
         ch->cq_min = 0;
         rw_remove(h, ch, drain, i);
         moved = 1;
@@ -1082,8 +1309,11 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     if (drain && ch->nwq == 0) ch->drain_left = 0;
     if (issued || moved) return t + 1;
     uint64_t mn = NEVER;
-    if (h->nbank <= 64 && ch->nref == 0 && ch->nrefb == 0) {
-        mn = ch->cq_min;                  /* kept by the search (a valid lower bound) */
+    if (h->nbank <= 64) {
+        /* exact: later cycles without an event are skipped; the bound stays
+         * valid until a bank's state or queue changes (which resets it) */
+        mn = ch->cq_min > t ? ch->cq_min : dq_wake64(h, ch);
+        if (ch->nref == 0 && ch->nrefb == 0) ch->cq_min = mn;
     } else {
         for (int i = 0; i < h->nbank; i++)
             if (ch->ncq[i] && !dq_blocked(h, ch, i) && ch->cq_lb[i] < mn) mn = ch->cq_lb[i];
@@ -1145,11 +1375,11 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     /* the write buffer answers reads to what it holds and absorbs rewrites */
     for (int i = 0; i < ch->nwq; i++)
         if ((h->pool[ch->wq[i]].addr & ~(uint64_t)(h->atom - 1)) == line) {
-            if (is_write) { ch->st.coalesced++; ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; heap_push(h, t, tag); }
+            if (is_write) { ch->st.coalesced++; ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; done_push(h, t, tag); }
             else {
                 ch->st.forwarded++; ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom;
                 mem_hist_add(&ch->st.lat, 1);
-                heap_push(h, t + 1, tag);
+                done_push(h, t + 1, tag);
                 if (t + 1 > ch->st.last_done) ch->st.last_done = t + 1;
             }
             return h->oom ? npu_errf(d, NPU_ENOMEM, "mem_hbm_submit: out of memory") : NPU_OK;
@@ -1217,13 +1447,13 @@ static int writes_can_drain(const mem_hbm *h, const hchan *ch)
 
 uint64_t mem_hbm_next_event(const mem_hbm *h)
 {
-    uint64_t t = h->nheap ? h->heap[0].t : NEVER;
+    uint64_t t = done_next_t(h);
     if (h->wake_min < t) t = h->wake_min;
     /* with nothing that can make progress, channels only wake to refresh:
      * nothing will ever be reported, so say idle. Requests outside the
      * write queues always make progress; only buffered writes need the
      * per-channel drain rule. */
-    if (t != NEVER && !h->nheap && h->nlive == h->nwq_all) {
+    if (t != NEVER && !h->nheap && !h->nfifo && h->nlive == h->nwq_all) {
         int busy = 0;
         for (int i = 0; i < h->nch && !busy && h->nwq_all; i++) {
             const hchan *ch = &h->ch[i];
@@ -1238,7 +1468,7 @@ npu_status mem_hbm_status(const mem_hbm *h) { return h->oom ? NPU_ENOMEM : NPU_O
 
 int mem_hbm_pending(const mem_hbm *h)
 {
-    int n = h->nheap;
+    int n = h->nheap + (int)h->nfifo;
     for (int i = 0; i < h->nch; i++) n += h->ch[i].nrq + h->ch[i].nwq + h->ch[i].naq + h->ch[i].ncq_total;
     return n;
 }
@@ -1247,12 +1477,12 @@ void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
 {
     for (;;) {
         uint64_t tw = h->wake_min;
-        uint64_t tc = h->nheap ? h->heap[0].t : NEVER;
+        uint64_t tc = done_next_t(h);
         uint64_t t = tw < tc ? tw : tc;
         if (t == NEVER || t > T) break;
         if (tc <= t) {
-            while (h->nheap && h->heap[0].t <= t) {
-                hdone e = heap_pop(h);
+            while (done_next_t(h) <= t) {
+                hdone e = done_pop(h);
                 if (h->done) h->done(h->user, e.tag, e.t);
             }
             continue;   /* callbacks may have submitted work at t */
