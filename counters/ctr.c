@@ -162,31 +162,27 @@ uint64_t ctr_get(const ctr_values *cv, int ev, int inst)
     return s;
 }
 
+/* The src, a1 and a2 columns of each row, as written in events.def: the
+ * checks and summaries below select rows by these columns (src family,
+ * pipe, stall cause), never by the shape of an event's name. */
+typedef struct ev_cols_t { const char *src, *a1, *a2; } ev_cols_t;
+static const ev_cols_t ev_cols[CTR_EV__COUNT] = {
+#define EV(id, name, unit, kind, src, a1, a2, desc) [CTR_EV_##id] = {#src, #a1, #a2},
+#include "counters/events.def"
+#undef EV
+};
+
+static int ev_src_is(int ev, const char *src) { return !strcmp(ev_cols[ev].src, src); }
+
 /* Stalls a pipe spends outside its busy time: bank and (off S) memory
  * stalls stretch an executing instruction, so they are part of busy. */
 static int stall_outside_busy(int ev)
 {
-    const char *n = events[ev].name;
-    if (strncmp(n, "pipe.", 5) || !strstr(n, ".stall."))
+    const ev_cols_t *c = &ev_cols[ev];
+    if (!ev_src_is(ev, "STALL") || !strcmp(c->a2, "BANK"))
         return 0;
-    if (strstr(n, ".stall.bank"))
-        return 0;
-    if (strstr(n, ".stall.memory"))
-        return !strncmp(n, "pipe.s.", 7);
-    return 1;
-}
-
-/* The pipe prefix "pipe.v." of a pipe event, into buf. */
-static int pipe_prefix(int ev, char *buf, size_t n)
-{
-    const char *s = events[ev].name;
-    if (strncmp(s, "pipe.", 5))
-        return 0;
-    const char *dot = strchr(s + 5, '.');
-    if (!dot || (size_t)(dot - s + 1) >= n)
-        return 0;
-    memcpy(buf, s, (size_t)(dot - s + 1));
-    buf[dot - s + 1] = 0;
+    if (!strcmp(c->a2, "MEMORY"))
+        return !strcmp(c->a1, "S");
     return 1;
 }
 
@@ -199,18 +195,17 @@ npu_status ctr_check(const ctr_values *cv, npu_diag *d)
         if (cyc > maxc)
             maxc = cyc;
         for (int e = 0; e < CTR_EV__COUNT; e++) {
-            char pre[32];
-            if (!strstr(events[e].name, ".busy_cycles") || !pipe_prefix(e, pre, sizeof pre))
+            if (!ev_src_is(e, "BUSY"))
                 continue;
             uint64_t used = ctr_get(cv, e, c);
             for (int f = 0; f < CTR_EV__COUNT; f++)
-                if (stall_outside_busy(f) && !strncmp(events[f].name, pre, strlen(pre)))
+                if (stall_outside_busy(f) && !strcmp(ev_cols[f].a1, ev_cols[e].a1))
                     used += ctr_get(cv, f, c);
             if (used > cyc)
                 return npu_errf(d, NPU_EINVAL,
-                                "counters: core %d %s: busy + stalls outside busy = %" PRIu64
+                                "counters: core %d %s + stalls outside busy = %" PRIu64
                                 " > %" PRIu64 " cycles",
-                                c, pre, used, cyc);
+                                c, events[e].name, used, cyc);
         }
     }
     if (cv->have[CTR_EV_CHIP_CYCLES] && nc && ctr_get(cv, CTR_EV_CHIP_CYCLES, 0) != maxc)
@@ -407,7 +402,7 @@ static double dominant_peak(const ctr_values *cv, const double *rate, int macs, 
         int dt = ev_dtype[e];
         if (dt < 0 || !cv->have[e])
             continue;
-        if ((macs && strncmp(events[e].name, "cube.", 5)) || (!macs && strncmp(events[e].name, "vec.", 4)))
+        if (!ev_src_is(e, macs ? "MACS" : "VELEMS"))
             continue;
         uint64_t v = ctr_get(cv, e, -1);
         if (v > best) {
@@ -429,7 +424,7 @@ void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
     for (int e = 0; e < CTR_EV__COUNT; e++) {
         if (ev_dtype[e] < 0 || !cv->have[e])
             continue;
-        if (!strncmp(events[e].name, "cube.", 5))
+        if (ev_src_is(e, "MACS"))
             macs += (double)ctr_get(cv, e, -1);
         else
             velems += (double)ctr_get(cv, e, -1);
