@@ -165,22 +165,29 @@ static int parse_tname(const char *key, tname *t)
 
 /* ---- vector -------------------------------------------------------------------- */
 
-typedef enum { VF_BIN, VF_SCA, VF_UN, VF_CVT, VF_CMP, VF_SEL, VF_DUP } vform;
-
-static const struct { const char *name, *mn; vform f; } vops[] = {
-    { "VADD", "vadd", VF_BIN },   { "VSUB", "vsub", VF_BIN },   { "VMUL", "vmul", VF_BIN },
-    { "VMAX", "vmax", VF_BIN },   { "VMIN", "vmin", VF_BIN },   { "VAND", "vand", VF_BIN },
-    { "VOR", "vor", VF_BIN },     { "VDIV", "vdiv", VF_BIN },   { "VMLA", "vmla", VF_BIN },
-    { "VADDS", "vadds", VF_SCA }, { "VMULS", "vmuls", VF_SCA }, { "VMAXS", "vmaxs", VF_SCA },
-    { "VMINS", "vmins", VF_SCA }, { "VAXPY", "vaxpy", VF_SCA },
-    { "VEXP", "vexp", VF_UN },    { "VLN", "vln", VF_UN },      { "VSQRT", "vsqrt", VF_UN },
-    { "VRSQRT", "vrsqrt", VF_UN }, { "VREC", "vrec", VF_UN },   { "VABS", "vabs", VF_UN },
-    { "VRELU", "vrelu", VF_UN },  { "VCOPY", "vmov", VF_UN },   { "VCADD", "vcadd", VF_UN },
-    { "VCMAX", "vcmax", VF_UN },  { "VCMIN", "vcmin", VF_UN },  { "VCGADD", "vcgadd", VF_UN },
-    { "VCGMAX", "vcgmax", VF_UN }, { "VBRCB", "vbrcb", VF_UN },
-    { "VCONV", "vconv", VF_CVT }, { "VCMPV", "vcmpv", VF_CMP }, { "VCMPVS", "vcmpvs", VF_CMP },
-    { "VSEL", "vsel", VF_SEL },   { "VECTORDUP", "vdup", VF_DUP },
+/* The reference names an instruction by its upper-case mnemonic; two
+ * tables use the vendor's name for one of ours. Everything else (is it a
+ * vector instruction, its operand format) comes from the ISA table. */
+static const struct { const char *ref, *mn; } valias[] = {
+    { "VCOPY", "vmov" },
+    { "VECTORDUP", "vdup" },
 };
+
+static isa_op vec_op_of(const char *ref)
+{
+    char mn[32];
+    size_t n = strlen(ref);
+    if (n >= sizeof mn)
+        return ISA_OP_INVALID;
+    for (size_t i = 0; i <= n; i++)
+        mn[i] = (char)tolower((unsigned char)ref[i]);
+    for (size_t i = 0; i < NPU_ARRAY_LEN(valias); i++)
+        if (!strcmp(valias[i].ref, ref))
+            snprintf(mn, sizeof mn, "%s", valias[i].mn);
+    isa_op op = isa_op_from_mnemonic(mn);
+    const isa_info *in = isa_info_of(op);
+    return in && in->pipe == ISA_PIPE_V ? op : ISA_OP_INVALID;
+}
 
 /* The vector operands: dst UB 0, src0 at block 197, src1 at block 394, so
  * that in every beat the three blocks are in different banks and bank
@@ -189,30 +196,33 @@ static const struct { const char *name, *mn; vform f; } vops[] = {
 static npu_status vec_table(cal_ctx *c, const char *key, const cJSON *rows, const tname *t,
                             sim_calib_result *r)
 {
-    int vi = -1;
-    for (size_t i = 0; i < NPU_ARRAY_LEN(vops); i++)
-        if (!strcmp(vops[i].name, t->op))
-            vi = (int)i;
-    if (vi < 0)
+    const isa_info *vi = isa_info_of(vec_op_of(t->op));
+    if (!vi)
         return add_skip(r, key, "no such instruction in the ISA") ? npu_errf(c->d, NPU_ENOMEM, "oom") : NPU_OK;
     const char *d0 = t->ndt > 0 ? dt_of(t->dt[0]) : NULL;
     const char *d1 = t->ndt > 1 ? dt_of(t->dt[1]) : NULL;
-    if (!d0 || (vops[vi].f == VF_CVT && !d1))
+    if (!d0 || (vi->fmt == ISA_FMT_VCVT && !d1))
         return add_skip(r, key, "dtype not in the ISA") ? npu_errf(c->d, NPU_ENOMEM, "oom") : NPU_OK;
-    if (vops[vi].f != VF_CVT)
+    if (vi->fmt != ISA_FMT_VCVT)
         for (int i = 1; i < t->ndt; i++)
             if (strcmp(t->dt[i], t->dt[0]))
                 return add_skip(r, key, "mixed-precision form not in the ISA")
                            ? npu_errf(c->d, NPU_ENOMEM, "oom") : NPU_OK;
+    /* operands by format: a1 dst, a2 src0, a3 src1, a4 the config word, a5
+     * the scalar, a6 the select mask (the prologue below sets them) */
     char insn[96];
-    switch (vops[vi].f) {
-    case VF_BIN: snprintf(insn, sizeof insn, "%s.%s a1, a2, a3, a4", vops[vi].mn, d0); break;
-    case VF_SCA: snprintf(insn, sizeof insn, "%s.%s a1, a2, a5, a4", vops[vi].mn, d0); break;
-    case VF_UN:  snprintf(insn, sizeof insn, "%s.%s a1, a2, a4", vops[vi].mn, d0); break;
-    case VF_CVT: snprintf(insn, sizeof insn, "%s.%s.%s a1, a2, a4", vops[vi].mn, d0, d1); break;
-    case VF_CMP: snprintf(insn, sizeof insn, "%s.lt.%s a1, a2, a3, a4", vops[vi].mn, d0); break;
-    case VF_SEL: snprintf(insn, sizeof insn, "%s.%s a1, a2, a3, a4, a6", vops[vi].mn, d0); break;
-    case VF_DUP: snprintf(insn, sizeof insn, "%s.%s a1, a5, a4", vops[vi].mn, d0); break;
+    const char *mn = vi->mnemonic;
+    switch (vi->fmt) {
+    case ISA_FMT_VBIN: snprintf(insn, sizeof insn, "%s.%s a1, a2, a3, a4", mn, d0); break;
+    case ISA_FMT_VSCA: snprintf(insn, sizeof insn, "%s.%s a1, a2, a5, a4", mn, d0); break;
+    case ISA_FMT_VUN:  snprintf(insn, sizeof insn, "%s.%s a1, a2, a4", mn, d0); break;
+    case ISA_FMT_VCVT: snprintf(insn, sizeof insn, "%s.%s.%s a1, a2, a4", mn, d0, d1); break;
+    case ISA_FMT_VCMP: snprintf(insn, sizeof insn, "%s.lt.%s a1, a2, a3, a4", mn, d0); break;
+    case ISA_FMT_VSEL: snprintf(insn, sizeof insn, "%s.%s a1, a2, a3, a4, a6", mn, d0); break;
+    case ISA_FMT_VDUP: snprintf(insn, sizeof insn, "%s.%s a1, a5, a4", mn, d0); break;
+    default:
+        return add_skip(r, key, "operand format not swept by the calibration")
+                   ? npu_errf(c->d, NPU_ENOMEM, "oom") : NPU_OK;
     }
     int judged = !strcmp(t->chip, "910b1");
     size_t first = r->n;
