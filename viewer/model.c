@@ -335,6 +335,65 @@ static void pipe_end(ev_pipe *p)
     }
 }
 
+/* Unpaired flag sets by (core, src, dst, flag): key -> newest set's index
+ * (-1 = none), open addressing; 0 marks an empty slot. */
+typedef struct fmap { uint64_t *key; int32_t *head; size_t cap, n; int32_t none; } fmap;
+
+static uint64_t fkey(uint32_t core, unsigned src, unsigned dst, uint32_t id)
+{
+    return ((uint64_t)core << 24 | (uint64_t)(src & 0xFF) << 16 | (uint64_t)(dst & 0xFF) << 8 | (id & 0xFF)) + 1;
+}
+
+/* The list head of key k. A key never seen gets a new empty list if add,
+ * else an empty list that is not stored (f->none). NULL only on OOM. */
+static int32_t *fmap_slot(fmap *f, uint64_t k, int add)
+{
+    if (add && (f->n + 1) * 2 > f->cap) {
+        size_t nc = f->cap ? f->cap * 2 : 1024;
+        uint64_t *nk = npu_calloc(nc, sizeof *nk);
+        int32_t *nh = npu_malloc(nc * sizeof *nh);
+        if (!nk || !nh) {
+            npu_free(nk);
+            npu_free(nh);
+            return NULL;
+        }
+        for (size_t i = 0; i < f->cap; i++)
+            if (f->key[i]) {
+                size_t h = (size_t)(f->key[i] * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
+                while (nk[h])
+                    h = (h + 1) & (nc - 1);
+                nk[h] = f->key[i];
+                nh[h] = f->head[i];
+            }
+        npu_free(f->key);
+        npu_free(f->head);
+        f->key = nk;
+        f->head = nh;
+        f->cap = nc;
+    }
+    if (!f->cap) {
+        f->none = -1;
+        return &f->none;
+    }
+    size_t h = (size_t)(k * 0x9E3779B97F4A7C15ull >> 20) & (f->cap - 1);
+    while (f->key[h]) {
+        if (f->key[h] == k)
+            return &f->head[h];
+        h = (h + 1) & (f->cap - 1);
+    }
+    if (!add) {
+        f->none = -1;
+        return &f->none;
+    }
+    f->key[h] = k;
+    f->head[h] = -1;
+    f->n++;
+    return &f->head[h];
+}
+
+static int build_sums(vw_model *m);
+static void sums_free(vw_sums *u);
+
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
@@ -353,6 +412,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     ctr_last *last = NULL;
     size_t nlast = 0;
     trc_iter *it = NULL;
+    fmap fm = {0};
+    int32_t *fnext = NULL;  /* per flow: the next older unpaired set of its key */
     ev_pipe pp;
     memset(&pp, 0, sizeof pp);
     /* Cores may exceed the meta's count in a damaged or odd trace: tracks
@@ -439,26 +500,45 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                 goto oom;
             m->n_stall++;
         pair:
-            if (e.kind == TRC_FLAG_WAIT) {
-                /* pair with its set: sets come earlier in start order, so a
-                 * backwards scan over recent flows finds it */
-                for (size_t i = m->nflows; i-- > 0 && m->nflows - i < 4096;) {
-                    vw_flow *f = &m->flows[i];
-                    if (f->core == e.core && f->src == e.pipe && f->dst == e.pipe2 && f->id == e.id &&
-                        f->t_wait1 == 0 && f->t_set <= e.t1) {
+            if (e.kind == TRC_FLAG_WAIT && e.id < 256) {
+                /* pair with the newest unpaired set of the same (core, src,
+                 * dst, flag) that came before the wait ended: sets come
+                 * earlier in start order, and each key keeps its unpaired
+                 * sets in a list (newest first), so this is O(1), not a
+                 * scan over recent flows */
+                int32_t *hp = fmap_slot(&fm, fkey(e.core, e.pipe, e.pipe2, e.id), 0);
+                if (!hp)
+                    goto oom;
+                for (int32_t *pp_ = hp; *pp_ >= 0; pp_ = &fnext[*pp_]) {
+                    vw_flow *f = &m->flows[*pp_];
+                    if (f->t_set <= e.t1) {
                         f->t_wait0 = e.t0;
                         f->t_wait1 = e.t1 ? e.t1 : 1;
+                        *pp_ = fnext[*pp_];
                         break;
                     }
                 }
             }
             break;
         }
-        case TRC_FLAG_SET:
+        case TRC_FLAG_SET: {
+            size_t fcap = m->capflows;
             if (grow((void **)&m->flows, &m->capflows, m->nflows + 1, sizeof *m->flows))
                 goto oom;
+            if (m->capflows != fcap) {
+                int32_t *q = npu_realloc(fnext, m->capflows * sizeof *q);
+                if (!q)
+                    goto oom;
+                fnext = q;
+            }
+            int32_t *hp = fmap_slot(&fm, fkey(e.core, e.pipe, e.pipe2, (uint8_t)e.id), 1);
+            if (!hp || m->nflows >= INT32_MAX)
+                goto oom;
+            fnext[m->nflows] = *hp;
+            *hp = (int32_t)m->nflows;
             m->flows[m->nflows++] = (vw_flow){ e.core, e.pipe, e.pipe2, (uint8_t)e.id, 0, e.t0, 0, 0 };
             break;
+        }
         case TRC_CALL:
             if (c->depth < 63) {
                 const trc_symbol *fn = trc_reader_function_at(r, e.addr2);
@@ -596,6 +676,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             m->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
         }
     }
+    if (build_sums(m))
+        goto oom;
     /* per-counter totals: each unit's last (cumulative) sample */
     for (size_t key = 0; key < nlast && m->nctr; key++)
         if (last[key].seen)
@@ -615,6 +697,9 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     npu_free(last);
     npu_free(sm.key);
     npu_free(sm.val);
+    npu_free(fm.key);
+    npu_free(fm.head);
+    npu_free(fnext);
     m->load_seconds = now_s() - t_start;
     m->load_post_cpu = thread_cpu() - c_post;
     (void)n_ev;
@@ -629,6 +714,9 @@ fail:
     npu_free(last);
     npu_free(sm.key);
     npu_free(sm.val);
+    npu_free(fm.key);
+    npu_free(fm.head);
+    npu_free(fnext);
     vw_model_free(m);
     return st;
 }
@@ -642,6 +730,8 @@ void vw_model_free(vw_model *m)
             npu_free(m->tracks[i].maxend);
             npu_free(m->tracks[i].smaxend);
             npu_free(m->tracks[i].stall);
+            sums_free(&m->tracks[i].sb);
+            sums_free(&m->tracks[i].ss);
         }
     npu_free(m->tracks);
     npu_free(m->flows);
@@ -670,19 +760,6 @@ size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t)
     return lo;
 }
 
-static size_t first_start_ge(const vw_box *b, size_t n, uint64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].t0 < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k)
 {
     if (k >= c->nbins || !m->ctr_width)
@@ -693,26 +770,322 @@ double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k)
     return c->bin[k] / (double)(z - a);
 }
 
+size_t vw_first_ge(const vw_box *b, size_t n, uint64_t t, size_t from)
+{
+    size_t lo, hi;
+    if (from > n)
+        from = n;
+    if (from > 0 && b[from - 1].t0 >= t) {
+        /* the answer is at or before from - 1: gallop backwards */
+        size_t step = 1;
+        hi = from - 1;
+        for (;;) {
+            if (hi < step) {
+                lo = 0;
+                break;
+            }
+            if (b[hi - step].t0 < t) {
+                lo = hi - step + 1;
+                break;
+            }
+            hi -= step;
+            step *= 2;
+        }
+    } else {
+        /* at or after from: gallop forwards */
+        size_t step = 1;
+        lo = from;
+        for (;;) {
+            size_t probe = lo + step - 1;
+            if (probe >= n) {
+                hi = n;
+                break;
+            }
+            if (b[probe].t0 >= t) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step *= 2;
+        }
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].t0 < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Cycles of boxes [0, j) past x: the boxes that start before x and end
+ * after it. Scanning back stops where no earlier box can reach x (its
+ * start is more than the longest box before x, or the prefix maximum of
+ * the ends is at or before x): for a pipe that runs one box at a time
+ * this is one box. */
+static uint64_t excess(const vw_box *b, const uint64_t *maxend, uint32_t maxdur, size_t j, uint64_t x)
+{
+    uint64_t s = 0;
+    for (size_t k = j; k-- > 0;) {
+        if (maxend[k] <= x || b[k].t0 + maxdur <= x)
+            break;
+        uint64_t e = b[k].t0 + b[k].dur;
+        if (e > x)
+            s += e - x;
+    }
+    return s;
+}
+
+uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint)
+{
+    if (t->n == 0)
+        return 0;
+    size_t j = vw_first_ge(t->box, t->n, x, hint ? *hint : 0);
+    if (hint)
+        *hint = j;
+    return t->cum[j] - excess(t->box, t->maxend, t->maxdur, j, x);
+}
+
 uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b)
 {
     if (b <= a || t->n == 0)
         return 0;
-    /* boxes starting in [a, b) in full, minus their parts past b, plus the
-     * parts inside [a, b) of boxes starting before a; maxend bounds both
-     * backward scans to the boxes that can still overlap */
-    size_t i = first_start_ge(t->box, t->n, a), j = first_start_ge(t->box, t->n, b);
-    uint64_t s = t->cum[j] - t->cum[i];
-    for (size_t k = j; k-- > i && t->maxend[k] > b;) {
-        uint64_t e = t->box[k].t0 + t->box[k].dur;
-        if (e > b)
-            s -= e - b;
+    size_t h = 0;
+    uint64_t za = vw_track_busy_to(t, a, &h);
+    return vw_track_busy_to(t, b, &h) - za;
+}
+
+/* ---- summaries: leaves and per-block prefix sums ------------------------- */
+
+/* Assign every box of a to its leaf (distinct pc, op, stack) and build the
+ * per-block prefix rows. The block is at least 4 x the leaves (rows cost
+ * at most 3 bytes a box) and at least 256 boxes. */
+static int sums_build(vw_sums *u, vw_box *a, size_t n)
+{
+    memset(u, 0, sizeof *u);
+    size_t cap = 64, nl = 0, lcap = 16;
+    uint64_t *key = npu_calloc(cap, sizeof *key);
+    uint32_t *val = npu_malloc(cap * sizeof *val);
+    u->leaf = npu_malloc(lcap * sizeof *u->leaf);
+    if (!key || !val || !u->leaf)
+        goto oom;
+    uint64_t lastk = 0;
+    uint32_t lastv = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = ((uint64_t)a[i].pc | (uint64_t)a[i].op << 32 | (uint64_t)a[i].stack << 48) + 1;
+        if (k == lastk) {   /* runs of one pc are common (a loop's body per pipe) */
+            a[i].leaf = lastv;
+            continue;
+        }
+        size_t h = (size_t)(k * 0x9E3779B97F4A7C15ull >> 24) & (cap - 1);
+        while (key[h] && key[h] != k)
+            h = (h + 1) & (cap - 1);
+        if (!key[h]) {
+            if (nl >= lcap) {
+                lcap *= 2;
+                vw_leaf *q = npu_realloc(u->leaf, lcap * sizeof *q);
+                if (!q)
+                    goto oom;
+                u->leaf = q;
+            }
+            u->leaf[nl] = (vw_leaf){ a[i].pc, a[i].op, a[i].stack };
+            key[h] = k;
+            val[h] = (uint32_t)nl++;
+            if (nl * 2 > cap) {   /* rehash at half full */
+                size_t nc = cap * 2;
+                uint64_t *nk = npu_calloc(nc, sizeof *nk);
+                uint32_t *nv = npu_malloc(nc * sizeof *nv);
+                if (!nk || !nv) {
+                    npu_free(nk);
+                    npu_free(nv);
+                    goto oom;
+                }
+                for (size_t q = 0; q < cap; q++)
+                    if (key[q]) {
+                        size_t g = (size_t)(key[q] * 0x9E3779B97F4A7C15ull >> 24) & (nc - 1);
+                        while (nk[g])
+                            g = (g + 1) & (nc - 1);
+                        nk[g] = key[q];
+                        nv[g] = val[q];
+                    }
+                npu_free(key);
+                npu_free(val);
+                key = nk;
+                val = nv;
+                cap = nc;
+                h = (size_t)(k * 0x9E3779B97F4A7C15ull >> 24) & (cap - 1);
+                while (key[h] != k)
+                    h = (h + 1) & (cap - 1);
+            }
+        }
+        a[i].leaf = lastv = val[h];
+        lastk = k;
     }
-    for (size_t k = i; k-- > 0 && t->maxend[k] > a;) {
-        uint64_t e = t->box[k].t0 + t->box[k].dur;
-        if (e > a)
-            s += NPU_MIN(e, b) - a;
+    npu_free(key);
+    npu_free(val);
+    key = NULL;
+    val = NULL;
+    u->nleaf = (uint32_t)nl;
+    u->shift = 8;
+    while (((size_t)1 << u->shift) < 4 * nl && u->shift < 30)
+        u->shift++;
+    size_t blk = (size_t)1 << u->shift;
+    u->nrow = (n + blk - 1) / blk + 1;
+    if (nl) {
+        u->w = npu_calloc(u->nrow * nl, sizeof *u->w);
+        u->c = npu_calloc(u->nrow * nl, sizeof *u->c);
+        if (!u->w || !u->c)
+            goto oom;
+        /* row r + 1 = row r + the boxes of block r */
+        for (size_t r = 0; r + 1 < u->nrow; r++) {
+            uint64_t *w = u->w + (r + 1) * nl;
+            uint32_t *c = u->c + (r + 1) * nl;
+            memcpy(w, w - nl, nl * sizeof *w);
+            memcpy(c, c - nl, nl * sizeof *c);
+            size_t z = NPU_MIN(n, (r + 1) * blk);
+            for (size_t i = r * blk; i < z; i++) {
+                w[a[i].leaf] += a[i].dur;
+                c[a[i].leaf]++;
+            }
+        }
     }
-    return s;
+    return 0;
+oom:
+    npu_free(key);
+    npu_free(val);
+    npu_free(u->leaf);
+    npu_free(u->w);
+    npu_free(u->c);
+    memset(u, 0, sizeof *u);
+    return -1;
+}
+
+static void sums_free(vw_sums *u)
+{
+    npu_free(u->leaf);
+    npu_free(u->w);
+    npu_free(u->c);
+    memset(u, 0, sizeof *u);
+}
+
+/* Add (sign +1) or take away (-1) the prefix [0, k) of the boxes to w/c
+ * per leaf: the nearer row plus or minus the boxes between it and k. */
+static void sums_prefix(const vw_sums *u, const vw_box *a, size_t n, size_t k, int sign, uint64_t *w, uint64_t *c)
+{
+    size_t blk = (size_t)1 << u->shift, r = k >> u->shift;
+    size_t lo = r * blk, hi = NPU_MIN(n, lo + blk);
+    size_t row = r, from = lo, to = k;  /* row r, plus [lo, k) */
+    int add = 1;
+    if (hi - k < k - lo) {
+        row = r + 1;            /* row r + 1, minus [k, hi) */
+        from = k;
+        to = hi;
+        add = -1;
+    }
+    if (k == n) {
+        row = u->nrow - 1;
+        from = to = n;
+    }
+    const uint64_t *rw = u->w + row * u->nleaf;
+    const uint32_t *rc = u->c + row * u->nleaf;
+    if (sign > 0)
+        for (uint32_t l = 0; l < u->nleaf; l++) {
+            w[l] += rw[l];
+            c[l] += rc[l];
+        }
+    else
+        for (uint32_t l = 0; l < u->nleaf; l++) {
+            w[l] -= rw[l];
+            c[l] -= rc[l];
+        }
+    for (size_t i = from; i < to; i++) {
+        if (sign * add > 0) {
+            w[a[i].leaf] += a[i].dur;
+            c[a[i].leaf]++;
+        } else {
+            w[a[i].leaf] -= a[i].dur;
+            c[a[i].leaf]--;
+        }
+    }
+}
+
+/* Cycles and counts per leaf of the boxes of one track (or its stalls)
+ * inside [t0, t1), added to w/c (nleaf entries each). A box counts when it
+ * overlaps the range by a cycle or more, or has no duration and starts in
+ * it; its cycles are the overlap. Unsigned wrap-around in the middle is
+ * fine: the results are exact non-negative numbers. */
+static void track_range(const vw_track *t, int stalls, uint64_t t0, uint64_t t1, uint64_t *w, uint64_t *c)
+{
+    const vw_sums *u = stalls ? &t->ss : &t->sb;
+    const vw_box *a = stalls ? t->stall : t->box;
+    const uint64_t *me = stalls ? t->smaxend : t->maxend;
+    size_t n = stalls ? t->ns : t->n;
+    uint32_t maxdur = stalls ? t->maxsdur : t->maxdur;
+    if (!n || !u->nleaf || t1 <= t0)
+        return;
+    /* boxes before i end at or before t0 (zero-length ones at t0 too: they
+     * are picked up from i0 below); boxes from j start at or after t1 */
+    size_t i0 = vw_first_ge(a, n, t0, 0);
+    size_t i = NPU_MIN(vw_track_first(me, n, t0), i0);
+    size_t j = vw_first_ge(a, n, t1, i0);
+    if (j <= i)
+        return;
+    size_t blk = (size_t)1 << u->shift;
+    if (j - i <= 2 * blk) {
+        for (size_t k = i; k < j; k++) {
+            uint64_t s = NPU_MAX(a[k].t0, t0), e = NPU_MIN(a[k].t0 + a[k].dur, t1);
+            if (e > s || (a[k].dur == 0 && a[k].t0 >= t0)) {
+                w[a[k].leaf] += e > s ? e - s : 0;
+                c[a[k].leaf]++;
+            }
+        }
+        return;
+    }
+    sums_prefix(u, a, n, j, 1, w, c);
+    sums_prefix(u, a, n, i, -1, w, c);
+    /* boxes that start before t0: only their overlap counts */
+    for (size_t k = i; k < i0; k++) {
+        uint64_t e = a[k].t0 + a[k].dur, o = e > t0 ? NPU_MIN(e, t1) - t0 : 0;
+        w[a[k].leaf] -= a[k].dur - o;
+        if (!o)
+            c[a[k].leaf]--;
+    }
+    /* boxes from i0 on that end after t1: their part past t1 does not */
+    for (size_t k = j; k-- > i0;) {
+        if (me[k] <= t1 || a[k].t0 + maxdur <= t1)
+            break;
+        uint64_t e = a[k].t0 + a[k].dur;
+        if (e > t1)
+            w[a[k].leaf] -= e - t1;
+    }
+}
+
+typedef struct sums_job { vw_model *m; size_t first, step; int err; } sums_job;
+
+static void *sums_worker(void *arg)
+{
+    sums_job *j = arg;
+    for (size_t i = j->first; i < (size_t)j->m->ncores * TRC_NPIPES && !j->err; i += j->step) {
+        vw_track *t = &j->m->tracks[i];
+        if (sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns))
+            j->err = 1;
+    }
+    return NULL;
+}
+
+/* The summaries of every track, on two threads (the tracks alternate). */
+static int build_sums(vw_model *m)
+{
+    sums_job jobs[2] = { { m, 0, 2, 0 }, { m, 1, 2, 0 } };
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, sums_worker, &jobs[1]) == 0;
+    if (!threaded)
+        jobs[0].step = 1;
+    sums_worker(&jobs[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    return jobs[0].err || (threaded && jobs[1].err) ? -1 : 0;
 }
 
 const char *vw_op_name(const vw_model *m, unsigned op)
@@ -790,27 +1163,36 @@ static long agg_get(agg *a, uint64_t k, int *is_new)
 
 static void agg_free(agg *a) { npu_free(a->key); npu_free(a->slot); }
 
-static uint64_t overlap(const vw_box *b, uint64_t t0, uint64_t t1)
-{
-    uint64_t s = NPU_MAX(b->t0, t0), e = NPU_MIN(b->t0 + b->dur, t1);
-    return e > s ? e - s : 0;
-}
-
 typedef struct wrow { uint64_t key, w, count; } wrow;
 
-/* Visit every box (or stall) of every track overlapping [t0, t1). */
-#define FOR_BOXES(m, stalls, t0, t1, CORE, PIPE, B, ...)                                 \
-    for (uint32_t CORE = 0; CORE < (m)->ncores; CORE++)                                   \
-        for (unsigned PIPE = 0; PIPE < TRC_NPIPES; PIPE++) {                              \
-            const vw_track *tr_ = vw_track_at((m), CORE, PIPE);                           \
-            const vw_box *arr_ = (stalls) ? tr_->stall : tr_->box;                        \
-            size_t n_ = (stalls) ? tr_->ns : tr_->n;                                      \
-            size_t i_ = vw_track_first((stalls) ? tr_->smaxend : tr_->maxend, n_, t0);  \
-            for (; i_ < n_ && arr_[i_].t0 < (t1); i_++) {                                 \
-                const vw_box *B = &arr_[i_];                                              \
-                __VA_ARGS__ \
-            }                                                                             \
-        }
+/* Visit the leaves of every track (boxes or stalls) with their cycles and
+ * counts inside [t0, t1) (leaves with a count only): O(tracks x (leaves +
+ * block)) through the summaries, however many boxes the range holds. */
+typedef int (*leaf_fn)(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c);
+static int visit_range(const vw_model *m, int stalls, uint64_t t0, uint64_t t1, leaf_fn fn, void *ctx)
+{
+    uint32_t mx = 0;
+    for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++)
+        mx = NPU_MAX(mx, stalls ? m->tracks[i].ss.nleaf : m->tracks[i].sb.nleaf);
+    uint64_t *w = npu_malloc((size_t)(mx ? mx : 1) * 2 * sizeof *w), *c = w + (mx ? mx : 1);
+    if (!w)
+        return -1;
+    int err = 0;
+    for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES && !err; i++) {
+        const vw_track *t = &m->tracks[i];
+        const vw_sums *u = stalls ? &t->ss : &t->sb;
+        if (!u->nleaf)
+            continue;
+        memset(w, 0, u->nleaf * sizeof *w);
+        memset(c, 0, u->nleaf * sizeof *c);
+        track_range(t, stalls, t0, t1, w, c);
+        for (uint32_t l = 0; l < u->nleaf && !err; l++)
+            if (c[l])
+                err = fn(ctx, (unsigned)(i % TRC_NPIPES), &u->leaf[l], w[l], c[l]);
+    }
+    npu_free(w);
+    return err;
+}
 
 static int32_t fchild(vw_flame *f, int32_t parent, const char *name, uint32_t depth, int pipe)
 {
@@ -839,6 +1221,25 @@ static int32_t fchild(vw_flame *f, int32_t parent, const char *name, uint32_t de
     return id;
 }
 
+typedef struct flame_acc { agg a; wrow *rows; size_t cap; } flame_acc;
+
+static int flame_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c)
+{
+    flame_acc *fa = ctx;
+    if (!w)
+        return 0;   /* frames weigh cycles: a zero-cycle box adds nothing */
+    uint64_t key = (uint64_t)l->stack << 32 | (uint64_t)pipe << 16 | l->op;
+    int nw;
+    long s = agg_get(&fa->a, key, &nw);
+    if (s < 0 || grow((void **)&fa->rows, &fa->cap, (size_t)s + 1, sizeof *fa->rows))
+        return -1;
+    if (nw)
+        fa->rows[s] = (wrow){ key, 0, 0 };
+    fa->rows[s].w += w;
+    fa->rows[s].count += c;
+    return 0;
+}
+
 npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stalls, vw_flame *f,
                           npu_diag *d)
 {
@@ -846,27 +1247,15 @@ npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stall
     f->stalls = stalls;
     if (t1 == 0)
         t1 = UINT64_MAX;
-    agg a = {0};
-    wrow *rows = NULL;
-    size_t cap = 0;
-    FOR_BOXES(m, stalls, t0, t1, core, pipe, b, {
-        uint64_t w = overlap(b, t0, t1);
-        if (!w)
-            continue;
-        int nw;
-        long s = agg_get(&a, (uint64_t)b->stack << 32 | (uint64_t)pipe << 16 | b->op, &nw);
-        if (s < 0 || grow((void **)&rows, &cap, (size_t)s + 1, sizeof *rows))
-            goto oom;
-        if (nw)
-            rows[s] = (wrow){ (uint64_t)b->stack << 32 | (uint64_t)pipe << 16 | b->op, 0, 0 };
-        rows[s].w += w;
-        rows[s].count++;
-    })
+    flame_acc fa = {0};
+    if (visit_range(m, stalls, t0, t1, flame_leaf, &fa))
+        goto oom;
+    const wrow *rows = fa.rows;
     char root[64];
     snprintf(root, sizeof root, "kernel %s", m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "");
     if (fchild(f, -1, root, 0, -1) < 0)
         goto oom;
-    for (size_t i = 0; i < a.n; i++) {
+    for (size_t i = 0; i < fa.a.n; i++) {
         uint32_t stack = (uint32_t)(rows[i].key >> 32);
         unsigned pipe = (unsigned)(rows[i].key >> 16) & 0xFFFF, op = (unsigned)rows[i].key & 0xFFFF;
         int32_t path[80];
@@ -891,12 +1280,12 @@ npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stall
             goto oom;
         f->n[node].w += rows[i].w;
     }
-    agg_free(&a);
-    npu_free(rows);
+    agg_free(&fa.a);
+    npu_free(fa.rows);
     return NPU_OK;
 oom:
-    agg_free(&a);
-    npu_free(rows);
+    agg_free(&fa.a);
+    npu_free(fa.rows);
     vw_flame_free(f);
     return npu_errf(d, NPU_ENOMEM, "npuview: out of memory building the flame graph");
 }
@@ -932,45 +1321,50 @@ static vw_hrow *trow(vw_table *t, agg *a, uint64_t key, int *err)
     return &t->row[s];
 }
 
+typedef struct hot_acc { const vw_model *m; vw_hkey key; int st; vw_table *t; agg a; } hot_acc;
+
+static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c)
+{
+    hot_acc *h = ctx;
+    uint64_t k;
+    if (h->key == VW_HK_PC)
+        k = l->pc;
+    else if (h->key == VW_HK_OPCODE)
+        k = h->st ? UINT64_MAX : l->op;  /* stalls: one row "stalls" */
+    else {
+        const trc_symbol *s = h->key == VW_HK_FUNC ? trc_reader_function_at(h->m->r, l->pc)
+                                                  : trc_reader_label_at(h->m->r, l->pc);
+        k = s ? s->addr : UINT64_MAX;
+    }
+    int err = 0;
+    vw_hrow *r = trow(h->t, &h->a, k, &err);
+    if (!r)
+        return -1;
+    r->pipe = pipe;
+    if (h->st) {
+        r->stall += w;
+        h->t->total_stall += w;
+    } else {
+        r->busy += w;
+        r->count += c;
+        h->t->total_busy += w;
+        if (h->key == VW_HK_PC)
+            r->pipe = pipe | (unsigned)l->op << 8;
+    }
+    return 0;
+}
+
 npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
                        npu_diag *d)
 {
     vw_table_free(t);
     if (t1 == 0)
         t1 = UINT64_MAX;
-    agg a = {0};
+    hot_acc h = { m, key, 0, t, {0} };
     int err = 0;
-    for (int st = 0; st < 2 && !err; st++) {
-        FOR_BOXES(m, st, t0, t1, core, pipe, b, {
-            uint64_t w = overlap(b, t0, t1);
-            if (!w && b->dur)
-                continue;
-            uint64_t k;
-            if (key == VW_HK_PC)
-                k = b->pc;
-            else if (key == VW_HK_OPCODE)
-                k = st ? UINT64_MAX : b->op;  /* stalls: one row "stalls" */
-            else {
-                const trc_symbol *s = key == VW_HK_FUNC ? trc_reader_function_at(m->r, b->pc)
-                                                       : trc_reader_label_at(m->r, b->pc);
-                k = s ? s->addr : UINT64_MAX;
-            }
-            vw_hrow *r = trow(t, &a, k, &err);
-            if (!r)
-                break;
-            r->pipe = pipe;
-            if (st) {
-                r->stall += w;
-                t->total_stall += w;
-            } else {
-                r->busy += w;
-                r->count++;
-                t->total_busy += w;
-                if (key == VW_HK_PC)
-                    r->pipe = pipe | (unsigned)b->op << 8;
-            }
-        })
-    }
+    for (h.st = 0; h.st < 2 && !err; h.st++)
+        err = visit_range(m, h.st, t0, t1, hot_leaf, &h) != 0;
+    agg a = h.a;
     agg_free(&a);
     if (err) {
         vw_table_free(t);
@@ -1032,21 +1426,28 @@ static int cmp_range(const void *pa, const void *pb)
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
+typedef struct range_acc { vw_table *t; agg a; } range_acc;
+
+static int range_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c)
+{
+    range_acc *ra = ctx;
+    int err = 0;
+    vw_hrow *r = trow(ra->t, &ra->a, (uint64_t)pipe << 16 | l->op, &err);
+    if (!r)
+        return -1;
+    r->pipe = pipe;
+    r->count += c;
+    r->busy += w;
+    ra->t->total_busy += w;
+    return 0;
+}
+
 npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d)
 {
     vw_table_free(t);
-    agg a = {0};
-    int err = 0;
-    FOR_BOXES(m, 0, t0, t1, core, pipe, b, {
-        uint64_t w = overlap(b, t0, t1);
-        vw_hrow *r = trow(t, &a, (uint64_t)pipe << 16 | b->op, &err);
-        if (!r)
-            break;
-        r->pipe = pipe;
-        r->count++;
-        r->busy += w;
-        t->total_busy += w;
-    })
+    range_acc ra = { t, {0} };
+    int err = visit_range(m, 0, t0, t1, range_leaf, &ra) != 0;
+    agg a = ra.a;
     agg_free(&a);
     if (err) {
         vw_table_free(t);

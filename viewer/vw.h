@@ -32,7 +32,24 @@ typedef struct vw_box {
     uint32_t pc;        /* low 32 bits of the pc (traces stay far below 4 GiB) */
     uint16_t op;
     uint16_t stack;     /* interned call stack (vw_model.stacks), 0 = kernel only */
+    uint32_t leaf;      /* index of (pc, op, stack) in its track's vw_sums (fills the padding) */
 } vw_box;
+
+/* Summaries of a track's boxes for aggregates over any range in bounded
+ * time: the distinct (pc, op, stack) "leaves" of the track (everything a
+ * flame graph, hotspot table or range table groups by derives from them),
+ * and the prefix sums of cycles and counts per leaf at every block of
+ * 1 << shift boxes. A range sums whole blocks as the difference of two rows
+ * and scans at most a block at each end: O(leaves + block) per track,
+ * however long the range, instead of O(boxes in the range). */
+typedef struct vw_leaf { uint32_t pc; uint16_t op, stack; } vw_leaf;
+typedef struct vw_sums {
+    vw_leaf *leaf; uint32_t nleaf;
+    uint32_t shift;     /* boxes per block = 1 << shift */
+    size_t nrow;        /* row r = boxes [0, min(r << shift, n)); the last row is all n */
+    uint64_t *w;        /* nrow x nleaf: cycles per leaf */
+    uint32_t *c;        /* nrow x nleaf: boxes per leaf */
+} vw_sums;
 
 typedef struct vw_track {
     vw_box *box;        /* instructions, sorted by t0 */
@@ -45,6 +62,7 @@ typedef struct vw_track {
     uint64_t *smaxend;  /* as maxend, for the stalls */
     size_t ns, caps;
     uint32_t maxsdur;
+    vw_sums sb, ss;     /* summaries of box[] and stall[] */
 } vw_track;
 
 /* A flag hand-off: set on (core, src) at t_set, released the wait on dst at
@@ -116,8 +134,15 @@ static inline vw_track *vw_track_at(const vw_model *m, uint32_t core, unsigned p
 /* A lower bound for the first box ending after t: every box before it ends
  * at or before t (maxend is the prefix maximum of the ends). */
 size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t);
+/* First index k >= 0 with b[k].t0 >= t in a t0-sorted array, found by
+ * galloping from `from` (a previous answer): O(log distance), so a sweep
+ * of increasing t touches only the boxes it passes. */
+size_t vw_first_ge(const vw_box *b, size_t n, uint64_t t, size_t from);
 /* Busy cycles of the track inside [a, b). */
 uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
+/* Busy cycles of the track before x (so busy in [a, b) = to(b) - to(a));
+ * *hint carries the search position between calls of increasing x. */
+uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint);
 /* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
  * covers up to the end of the run (the last bin may be partial). */
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k);

@@ -184,6 +184,118 @@ START_TEST(t_track_busy)
 END_TEST
 
 /* ---- aggregates ------------------------------------------------------------- */
+/* The range aggregates go through per-track summaries (block prefix sums
+ * per leaf); they must equal a brute-force pass over the boxes for any
+ * range, on a trace made to be awkward: overlapping boxes, zero-length
+ * ones, a few very long ones, thousands of boxes per track (so ranges span
+ * many blocks) and stalls. */
+START_TEST(t_range_summaries)
+{
+    char dir[64], path[128];
+    snprintf(dir, sizeof dir, "/tmp/test-viewer-sum.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/r.npt", dir);
+    static const char *const ops[] = { "a", "b", "c", "d", "e" };
+    static const char *const causes[] = { "queue", "bank" };
+    trc_meta meta = {0};
+    meta.config_json = "{}";
+    meta.clock_ghz = 1.0;
+    meta.n_cores = 2;
+    meta.kernel = "k";
+    meta.level = "instr";
+    meta.opcodes = (trc_names){ ops, 5 };
+    meta.causes = (trc_names){ causes, 2 };
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    npu_rng rng = { 9 };
+    uint64_t t = 0;
+    for (int i = 0; i < 12000; i++) {
+        t += npu_rng_next(&rng) % 7;
+        uint32_t c = (uint32_t)(npu_rng_next(&rng) % 2);
+        unsigned p = (unsigned)(npu_rng_next(&rng) % 3);
+        uint64_t r = npu_rng_next(&rng) % 100;
+        uint64_t dur = r < 10 ? 0 : r < 12 ? 2000 + r * 50 : 1 + r % 13;   /* zero, long, short */
+        uint64_t q = npu_rng_next(&rng) % 40;   /* 40 pcs, an opcode each */
+        trc_event e = trc_ev_insn(c, p, 0x100 + 4 * q, (uint32_t)(q % 5), t, t, t + dur, 0);
+        ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+        if (r % 4 == 0) {
+            trc_event s = trc_ev_stall(c, p, (uint32_t)(r % 2), t, t + r % 30);
+            ck_assert_int_eq(trc_write(w, &s), NPU_OK);
+        }
+    }
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    ck_assert_uint_gt(vw_track_at(&m, 0, 0)->n, 4 * ((size_t)1 << vw_track_at(&m, 0, 0)->sb.shift));
+    vw_table tab = {0}, hot = {0};
+    vw_flame f = {0};
+    for (int k = 0; k < 200; k++) {
+        uint64_t a = npu_rng_next(&rng) % (m.t_end + 10), b = a + npu_rng_next(&rng) % (k < 100 ? 500 : m.t_end + 1);
+        if (b == a)
+            b++;
+        /* brute force per (pipe, op): count (overlap, or zero-length inside) and cycles */
+        uint64_t cnt[TRC_NPIPES][5] = {{0}}, cyc[TRC_NPIPES][5] = {{0}}, tot = 0, stall = 0;
+        for (uint32_t c = 0; c < m.ncores; c++)
+            for (unsigned p = 0; p < TRC_NPIPES; p++) {
+                const vw_track *tr = vw_track_at(&m, c, p);
+                for (size_t i = 0; i < tr->n; i++) {
+                    const vw_box *x = &tr->box[i];
+                    uint64_t s0 = NPU_MAX(x->t0, a), e0 = NPU_MIN(x->t0 + x->dur, b);
+                    if (e0 > s0 || (x->dur == 0 && x->t0 >= a && x->t0 < b)) {
+                        cnt[p][x->op]++;
+                        cyc[p][x->op] += e0 > s0 ? e0 - s0 : 0;
+                        tot += e0 > s0 ? e0 - s0 : 0;
+                    }
+                }
+                for (size_t i = 0; i < tr->ns; i++) {
+                    uint64_t s0 = NPU_MAX(tr->stall[i].t0, a), e0 = NPU_MIN(tr->stall[i].t0 + tr->stall[i].dur, b);
+                    stall += e0 > s0 ? e0 - s0 : 0;
+                }
+            }
+        ck_assert(vw_range_table(&m, a, b, &tab, &d) == NPU_OK);
+        ck_assert_uint_eq(tab.total_busy, tot);
+        size_t rows = 0;
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            for (unsigned o = 0; o < 5; o++)
+                rows += cnt[p][o] > 0;
+        ck_assert_uint_eq(tab.n, rows);
+        for (size_t i = 0; i < tab.n; i++) {
+            unsigned p = tab.row[i].pipe, o = (unsigned)tab.row[i].key & 0xFFFF;
+            ck_assert_uint_eq(tab.row[i].count, cnt[p][o]);
+            ck_assert_uint_eq(tab.row[i].busy, cyc[p][o]);
+        }
+        ck_assert(vw_flame_build(&m, a, b, 0, &f, &d) == NPU_OK);
+        ck_assert_uint_eq(f.count ? f.n[0].w : 0, tot);
+        ck_assert(vw_flame_build(&m, a, b, 1, &f, &d) == NPU_OK);
+        ck_assert_uint_eq(f.count ? f.n[0].w : 0, stall);
+        ck_assert(vw_hotspots(&m, VW_HK_PC, a, b, &hot, &d) == NPU_OK);
+        ck_assert_uint_eq(hot.total_busy, tot);
+        ck_assert_uint_eq(hot.total_stall, stall);
+    }
+    /* busy cycles: against the boxes, also across long boxes */
+    for (int k = 0; k < 300; k++) {
+        const vw_track *tr = vw_track_at(&m, (uint32_t)(k % 2), (unsigned)(k % 3));
+        uint64_t a = npu_rng_next(&rng) % m.t_end, b = a + npu_rng_next(&rng) % 4000, ref = 0;
+        for (size_t i = 0; i < tr->n; i++) {
+            uint64_t s0 = NPU_MAX(tr->box[i].t0, a), e0 = NPU_MIN(tr->box[i].t0 + tr->box[i].dur, b);
+            ref += e0 > s0 ? e0 - s0 : 0;
+        }
+        ck_assert_uint_eq(vw_track_busy(tr, a, b), ref);
+        /* galloping from any hint finds the first start >= a */
+        size_t hint = (size_t)(npu_rng_next(&rng) % (tr->n + 3)), g = vw_first_ge(tr->box, tr->n, a, hint);
+        ck_assert(g == tr->n || tr->box[g].t0 >= a);
+        ck_assert(g == 0 || tr->box[g - 1].t0 < a);
+    }
+    vw_table_free(&tab);
+    vw_table_free(&hot);
+    vw_flame_free(&f);
+    vw_model_free(&m);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 static uint64_t sum_children(const vw_flame *f, int32_t n)
 {
     uint64_t s = 0;
@@ -703,6 +815,7 @@ int main(void)
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_flame);
+    tcase_add_test(tc, t_range_summaries);
     suite_add_tcase(s, tc);
     tc = tcase_create("interaction");
     tcase_set_timeout(tc, 60);
