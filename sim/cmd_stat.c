@@ -641,30 +641,14 @@ static void machine_peaks(const cfg_machine *m, int ncores, ctr_machine *o)
 
 /* ---- running ------------------------------------------------------------- */
 
-/* npu_sim_run's perf path, with the collector as the timing observer and
- * the PMU hook installed for the run. */
+/* A perf/timing run (sim_run_begin + sim_run_timed, as npu_sim_run's), with
+ * the collector as the timing observer and the PMU hook installed. */
 static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t max_cycles,
                                uint64_t max_insns, npu_diag *d)
 {
-    s->mode = nodata ? NPU_MODE_TIMING : NPU_MODE_PERF;
-    s->nodata = nodata;
-    s->max_insns = max_insns ? max_insns : NPU_DEFAULT_MAX_INSNS;
-    s->nfind = 0;
-    s->faulted = 0;
-    npu_diag_clear(&s->fault);
-    s->cycles = 0;
-    if (s->tstats)
-        sim_timing_stats_free(s->tstats);
-    npu_status st = sim_place_args(s, d);
-    if (!st)
-        st = sim_cores_reset(s, d);
+    npu_status st = sim_run_begin(s, nodata ? NPU_MODE_TIMING : NPU_MODE_PERF, max_insns, "stat", d);
     if (st)
         return st;
-    if (!s->tstats) {
-        s->tstats = npu_calloc(1, sizeof *s->tstats);
-        if (!s->tstats)
-            return npu_errf(d, NPU_ENOMEM, "stat: out of memory");
-    }
     if ((st = col_init(k, s, k->iv.width)))
         return npu_errf(d, st, "%s", k->ediag.msg);
     sim_timing_observer obs = {0};
@@ -673,16 +657,13 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
     obs.on_exec = on_exec;
     obs.on_stall = on_stall;
     obs.on_mem_stats = on_mem_stats;
-    sim_timing_opts to = {nodata, max_cycles, &obs};
     s->pmu_read = pmu_read;
     s->pmu_user = k;
-    st = sim_timing_run(s, &to, s->tstats, d);
+    st = sim_run_timed(s, max_cycles, &obs, d);
     s->pmu_read = NULL;
     s->pmu_user = NULL;
     if (!st && k->err)
         st = npu_errf(d, k->err, "%s", k->ediag.msg);
-    if (!st)
-        sim_sync_findings(s);
     return st;
 }
 

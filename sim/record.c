@@ -708,24 +708,9 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
         return d ? d->status : NPU_EIO;
     }
 
-    /* npu_sim_run's perf path, with the recorder as the timing observer */
-    s->mode = o->nodata ? NPU_MODE_TIMING : NPU_MODE_PERF;
-    s->nodata = o->nodata;
-    s->max_insns = o->max_insns ? o->max_insns : NPU_DEFAULT_MAX_INSNS;
-    s->nfind = 0;
-    s->faulted = 0;
-    npu_diag_clear(&s->fault);
-    s->cycles = 0;
-    if (s->tstats)
-        sim_timing_stats_free(s->tstats);
-    npu_status st = sim_place_args(s, &r->run_diag);
-    if (!st)
-        st = sim_cores_reset(s, &r->run_diag);
-    if (!st && !s->tstats) {
-        s->tstats = npu_calloc(1, sizeof *s->tstats);
-        if (!s->tstats)
-            st = npu_errf(&r->run_diag, NPU_ENOMEM, "record: out of memory");
-    }
+    /* a perf/timing run as npu_sim_run's, with the recorder as observer */
+    npu_status st = sim_run_begin(s, o->nodata ? NPU_MODE_TIMING : NPU_MODE_PERF, o->max_insns,
+                                  "record", &r->run_diag);
     if (st) {
         /* the run could not start: no trace */
         trc_writer_discard(R.w);
@@ -743,10 +728,7 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
     obs.on_call = on_call;
     if (R.level >= SIM_REC_FULL)
         obs.on_hbm_cmd = on_hbm_cmd;
-    sim_timing_opts to = {o->nodata, o->max_cycles, &obs};
-    st = sim_timing_run(s, &to, s->tstats, &r->run_diag);
-    if (st == NPU_OK)
-        sim_sync_findings(s);
+    st = sim_run_timed(s, o->max_cycles, &obs, &r->run_diag);
     r->run = st;
     if (!st)
         npu_diag_clear(&r->run_diag);

@@ -202,6 +202,39 @@ npu_status sim_run_func(npu_sim *s, npu_diag *d)
 
 /* ---- npu_sim_run ---------------------------------------------------------- */
 
+npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const char *who,
+                         npu_diag *d)
+{
+    s->mode = mode;
+    s->nodata = mode == NPU_MODE_TIMING;
+    s->max_insns = max_insns ? max_insns : NPU_DEFAULT_MAX_INSNS;
+    s->nfind = 0;
+    s->faulted = 0;
+    npu_diag_clear(&s->fault);
+    s->cycles = 0;
+    if (s->tstats)
+        sim_timing_stats_free(s->tstats);
+    npu_status st = sim_place_args(s, d);
+    if (!st)
+        st = sim_cores_reset(s, d);
+    if (!st && mode != NPU_MODE_FUNC && !s->tstats) {
+        s->tstats = npu_calloc(1, sizeof *s->tstats);
+        if (!s->tstats)
+            st = npu_errf(d, NPU_ENOMEM, "%s: out of memory", who);
+    }
+    return st;
+}
+
+npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timing_observer *obs,
+                         npu_diag *d)
+{
+    sim_timing_opts to = {s->nodata, max_cycles, obs};
+    npu_status st = sim_timing_run(s, &to, s->tstats, d);
+    if (st == NPU_OK)
+        sim_sync_findings(s);
+    return st;
+}
+
 npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d)
 {
     npu_run_opts def = {NPU_MODE_FUNC, 0, 0};
@@ -212,31 +245,12 @@ npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d)
     if (opts->mode != NPU_MODE_FUNC && opts->mode != NPU_MODE_PERF &&
         opts->mode != NPU_MODE_TIMING)
         return npu_errf(d, NPU_EINVAL, "run: unknown mode %d", (int)opts->mode);
-    s->mode = opts->mode;
-    s->nodata = opts->mode == NPU_MODE_TIMING;
-    s->max_insns = opts->max_insns ? opts->max_insns : NPU_DEFAULT_MAX_INSNS;
-    s->nfind = 0;
-    s->faulted = 0;
-    npu_diag_clear(&s->fault);
-    s->cycles = 0;
-    if (s->tstats)
-        sim_timing_stats_free(s->tstats);
-    npu_status st = sim_place_args(s, d);
-    if (!st)
-        st = sim_cores_reset(s, d);
+    npu_status st = sim_run_begin(s, opts->mode, opts->max_insns, "run", d);
     if (st)
         return st;
-    if (opts->mode == NPU_MODE_FUNC) {
-        st = sim_run_func(s, d);
-    } else {
-        if (!s->tstats) {
-            s->tstats = npu_calloc(1, sizeof *s->tstats);
-            if (!s->tstats)
-                return npu_errf(d, NPU_ENOMEM, "run: out of memory");
-        }
-        sim_timing_opts to = {s->nodata, opts->max_cycles, NULL};
-        st = sim_timing_run(s, &to, s->tstats, d);
-    }
+    if (opts->mode != NPU_MODE_FUNC)
+        return sim_run_timed(s, opts->max_cycles, NULL, d);
+    st = sim_run_func(s, d);
     if (st == NPU_OK)
         sim_sync_findings(s);
     return st;

@@ -349,4 +349,16 @@ npu_status sim_run_func(npu_sim *s, npu_diag *d);
  * from their bound data, out tensors zeroed) and write the parameter block. */
 npu_status sim_place_args(npu_sim *s, npu_diag *d);
 
+/* The start of every run (npu_sim_run, stat, record): the mode and the
+ * instruction limit (0: the default) set, findings, fault and cycles
+ * cleared, arguments placed, cores reset, and for a timed mode the timing
+ * statistics allocated. `who` names the caller in messages. */
+npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const char *who,
+                         npu_diag *d);
+/* A timed run after sim_run_begin: the timing engine with an observer
+ * (NULL: none) and a watchdog (0: the config's), then findings synced. */
+struct sim_timing_observer;
+npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timing_observer *obs,
+                         npu_diag *d);
+
 #endif
