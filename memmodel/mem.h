@@ -200,6 +200,10 @@ uint64_t mem_hbm_now(const mem_hbm *h);
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan);
 /* Sum of all channels (histograms merged). Caller-owned out. */
 void     mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *out);
+/* Bring the queue-occupancy integrals (rq_occ_sum, wq_occ_sum) of every
+ * channel up to cycle t (they are otherwise integrated up to each
+ * channel's last tick or submit); call before reading them. */
+void     mem_hbm_account_to(mem_hbm *h, uint64_t t);
 /* Command log for the timing checker: off unless enabled before traffic. */
 void     mem_hbm_log_commands(mem_hbm *h, int on);
 /* Replay the logged commands through the independent JEDEC checker.

@@ -1264,7 +1264,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         ch->st.dual_issue_cycles++;
     }
     /* move one transaction into its bank's command queue */
-    int moved = 0;
+    int moved = 0, dl0 = ch->drain_left;
     if (ch->drain_left == 0 && ch->nwq &&
         (ch->nwq * 100 >= k->wr_high_pct * k->write_queue ||
          (ch->nwq >= k->wr_idle_min && ch->ncq_total == 0)))
@@ -1307,7 +1307,16 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         break;
     }
     if (drain && ch->nwq == 0) ch->drain_left = 0;
-    if (issued || moved) return t + 1;
+    /* After a move, the next transaction may move next cycle. After an
+     * issue, the old code ticked again at t + 1 too; but a tick in which
+     * nothing issues or moves changes no state, and nothing can move at
+     * t + 1 that could not move now (room and eligibility change only by
+     * an issue, which happened before the move step, or by a submit, which
+     * wakes the channel), so with the exact ready cycle of the command
+     * queues the channel can sleep until then (not while a refresh
+     * sequence is under way: its next step is only found by refresh_cmd;
+     * nor when the drain state changed, which the next tick acts on). */
+    if (moved || ch->drain_left != dl0 || (issued && (h->nbank > 64 || ch->nref || ch->nrefb))) return t + 1;
     uint64_t mn = NEVER;
     if (h->nbank <= 64) {
         /* exact: later cycles without an event are skipped; the bound stays
@@ -1499,6 +1508,11 @@ void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
         h->next_t = t + 1;
     }
     if (T != NEVER && T + 1 > h->next_t) h->next_t = T + 1;
+}
+
+void mem_hbm_account_to(mem_hbm *h, uint64_t t)
+{
+    for (int i = 0; i < h->nch; i++) account_occ(&h->ch[i], t);
 }
 
 void mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *o)

@@ -207,6 +207,10 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
         else { res->reads++; mem_hist_add(&res->lat, r.done[i] - r.accept[i]); }
     }
     res->frontend_stall_cycles = stall;
+    /* the averages are over [0, dram_cycles]: integrate the queues to its
+     * end, not just to each channel's last tick (writes left in a buffer
+     * count to the end whatever the tick schedule) */
+    mem_hbm_account_to(h, res->dram_cycles);
     mem_hbm_total_stats(h, &res->total);
     res->nchan = mem_hbm_channels(h);
     res->chan = npu_calloc((size_t)res->nchan, sizeof *res->chan);
