@@ -239,14 +239,14 @@ static npu_status scalar_value(launch_arg *a, int dtype, int have_int, int64_t i
     }
     if (!have_int)
         return npu_errf(d, NPU_EINVAL, "%s: value: expected an integer for dtype %s, got %g", ctx,
-                        isa_dtype_name((isa_dtype)dtype), fv);
-    int bits = 8 * isa_dtype_size((isa_dtype)dtype);
+                        isa_dtype_suffix((isa_dtype)dtype), fv);
+    int bits = 8 * isa_dtype_bytes((isa_dtype)dtype);
     int ok;
     if (kind == 'u') ok = iv >= 0 && (bits >= 64 || (uint64_t)iv < (1ull << bits));
     else ok = bits >= 64 || (iv >= -(1ll << (bits - 1)) && iv < (1ll << (bits - 1)));
     if (!ok)
         return npu_errf(d, NPU_EINVAL, "%s: value: %lld does not fit dtype %s", ctx,
-                        (long long)iv, isa_dtype_name((isa_dtype)dtype));
+                        (long long)iv, isa_dtype_suffix((isa_dtype)dtype));
     a->is_float = 0;
     a->ival = iv;
     return NPU_OK;

@@ -94,7 +94,7 @@ static npu_status descr_to_dtype(const char *name, const char *s, isa_dtype *dt,
             continue;
         /* byte order matters only for multi-byte items; '=' is native and
          * this reader runs on little-endian hosts */
-        if (order == '>' && isa_dtype_size(code_map[i].dt) > 1)
+        if (order == '>' && isa_dtype_bytes(code_map[i].dt) > 1)
             return npu_errf(d, NPU_EUNSUPP,
                             "%s: big-endian dtype '%s' is not supported; save with "
                             "arr.astype(arr.dtype.newbyteorder('<'))",
@@ -420,7 +420,7 @@ static npu_status parse_file(const uint8_t *b, size_t len, const char *name, npy
     if (shape.nitems > NPY_MAX_DIMS)
         return npu_errf(d, NPU_EUNSUPP, "%s: %d dimensions; at most %d are supported", name,
                         shape.nitems, NPY_MAX_DIMS);
-    uint64_t isz = (uint64_t)isa_dtype_size(t->dtype);
+    uint64_t isz = (uint64_t)isa_dtype_bytes(t->dtype);
     uint64_t nbytes = isz;
     for (int i = 0; i < shape.nitems; i++) {
         int64_t n = shape.items[i];
@@ -468,7 +468,7 @@ static npu_status parse_file(const uint8_t *b, size_t len, const char *name, npy
         return npu_errf(d, NPU_EFORMAT,
                         "%s: truncated data: shape needs %llu bytes of %s after the %zu-byte "
                         "header, the file has %zu",
-                        name, (unsigned long long)nbytes, isa_dtype_name(t->dtype), doff, have);
+                        name, (unsigned long long)nbytes, isa_dtype_suffix(t->dtype), doff, have);
     if (have > nbytes)
         return npu_errf(d, NPU_EFORMAT,
                         "%s: %zu bytes of trailing data after the %llu bytes the shape needs",
@@ -530,7 +530,7 @@ static npu_status check_tensor(const npy_tensor *t, const char *name, uint64_t *
     if (t->ndim < 0 || t->ndim > NPY_MAX_DIMS)
         return npu_errf(d, NPU_EINVAL, "%s: tensor has %d dimensions (0..%d allowed)", name,
                         t->ndim, NPY_MAX_DIMS);
-    uint64_t n = (uint64_t)isa_dtype_size(t->dtype);
+    uint64_t n = (uint64_t)isa_dtype_bytes(t->dtype);
     int zero = 0;
     for (int i = 0; i < t->ndim; i++) {
         if (t->shape[i] < 0)
@@ -566,7 +566,7 @@ static npu_status encode_named(const npy_tensor *t, int style, const char *name,
     const char *descr = npy_descr(t->dtype, style);
     if (!descr)
         return npu_errf(d, NPU_EUNSUPP, "%s: dtype %s has no .npy descr", name,
-                        isa_dtype_name(t->dtype));
+                        isa_dtype_suffix(t->dtype));
     /* the dict exactly as numpy's repr-based writer spells it */
     char hdr[512];
     int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (",
@@ -654,7 +654,7 @@ npu_status npy_alloc(npy_tensor *t, isa_dtype dtype, int ndim, const int64_t *sh
         memset(t, 0, sizeof *t);
         return npu_errf(d, NPU_EINVAL, "npy_alloc: bad dtype %d or ndim %d", (int)dtype, ndim);
     }
-    n = (uint64_t)isa_dtype_size(dtype);
+    n = (uint64_t)isa_dtype_bytes(dtype);
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
             memset(t, 0, sizeof *t);

@@ -56,9 +56,9 @@ static const sreg_desc sregs[] = {
 #undef R
 #undef RW
 
-typedef struct dt_desc { const char *suffix; int bytes; } dt_desc;
+typedef struct dt_desc { const char *suffix; int bytes; char kind; } dt_desc;
 static const dt_desc dts[ISA_DT_COUNT] = {
-#define DT(id, suffix, bytes, kind, descr, doc) [ISA_DT_##id] = {suffix, bytes},
+#define DT(id, suffix, bytes, kind, descr, doc) [ISA_DT_##id] = {suffix, bytes, kind},
 #include "isa/dtypes.def"
 #undef DT
 };
@@ -182,6 +182,7 @@ isa_pipe isa_insn_pipe(const isa_insn *in)
 
 const char *isa_dtype_suffix(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts[dt].suffix : "?"; }
 int isa_dtype_bytes(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts[dt].bytes : 0; }
+int isa_dtype_kind(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts[dt].kind : 0; }
 
 int isa_dtype_from_suffix(const char *s)
 {

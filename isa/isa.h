@@ -150,6 +150,7 @@ isa_pipe isa_insn_pipe(const isa_insn *in);
 
 const char *isa_dtype_suffix(int dt);                 /* "f32"...; "?" */
 int isa_dtype_bytes(int dt);
+int isa_dtype_kind(int dt);                           /* 'f', 's', 'u'; 0 if unknown */
 int isa_dtype_from_suffix(const char *s);             /* -1 if unknown */
 
 /* Modifier tokens of a class: iterate i = 0.. until NULL. */

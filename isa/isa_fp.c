@@ -11,34 +11,6 @@
 
 #include <string.h>
 
-/* ---- the dtype table ---------------------------------------------------- */
-
-typedef struct dt_row {
-    const char *name;
-    int bytes;
-    char kind;
-} dt_row;
-
-static const dt_row dt_rows[] = {
-#define DT(id, suffix, bytes, kind, descr, doc) {suffix, bytes, kind},
-#include "isa/dtypes.def"
-#undef DT
-};
-
-const char *isa_dtype_name(isa_dtype dt)
-{
-    return (unsigned)dt < NPU_ARRAY_LEN(dt_rows) ? dt_rows[dt].name : "?";
-}
-
-int isa_dtype_size(isa_dtype dt)
-{
-    return (unsigned)dt < NPU_ARRAY_LEN(dt_rows) ? dt_rows[dt].bytes : 0;
-}
-
-int isa_dtype_kind(isa_dtype dt)
-{
-    return (unsigned)dt < NPU_ARRAY_LEN(dt_rows) ? dt_rows[dt].kind : 0;
-}
 
 /* numpy / ml_dtypes spellings, for the CLI and configs. */
 static const struct { const char *name; isa_dtype dt; } dt_aliases[] = {
@@ -57,9 +29,9 @@ int isa_dtype_from_name(const char *name)
 {
     if (!name)
         return -1;
-    for (unsigned i = 0; i < NPU_ARRAY_LEN(dt_rows); i++)
-        if (strcmp(name, dt_rows[i].name) == 0)
-            return (int)i;
+    int dt = isa_dtype_from_suffix(name);
+    if (dt >= 0)
+        return dt;
     for (unsigned i = 0; i < NPU_ARRAY_LEN(dt_aliases); i++)
         if (strcmp(name, dt_aliases[i].name) == 0)
             return (int)dt_aliases[i].dt;
@@ -501,7 +473,7 @@ void isa_fp_store(isa_dtype dt, void *p, double v, int rmode, int sat)
     default: break;
     }
     int64_t x = isa_fp_to_int(dt, v, rmode, sat);
-    switch (isa_dtype_size(dt)) {
+    switch (isa_dtype_bytes(dt)) {
     case 1: b[0] = (uint8_t)x; break;
     case 2: { uint16_t y = (uint16_t)x; memcpy(b, &y, 2); break; }
     case 4: { uint32_t y = (uint32_t)x; memcpy(b, &y, 4); break; }

@@ -22,24 +22,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The dtype enum, one row per line of isa/dtypes.def. isa.h includes the
- * same expansion under the same guard, so either header may come first. */
-#ifndef ISA_DTYPE_DEFINED
-#define ISA_DTYPE_DEFINED
-typedef enum isa_dtype {
-#define DT(id, suffix, bytes, kind, descr, doc) ISA_DT_##id,
-#include "isa/dtypes.def"
-#undef DT
-    ISA_DT_COUNT
-} isa_dtype;
-#endif
+#include "isa/isa.h"
 
-/* "f32", "bf16", ...; "?" for a value outside the table. */
-const char *isa_dtype_name(isa_dtype dt);
-/* Element size in bytes; 0 for a value outside the table. */
-int isa_dtype_size(isa_dtype dt);
-/* 'f', 's' or 'u' (the kind column of dtypes.def); 0 outside the table. */
-int isa_dtype_kind(isa_dtype dt);
+/* isa_dtype, isa_dtype_suffix / _bytes / _kind: isa/isa.h (one table). */
 /* The dtype named by its suffix ("f16") or its numpy/ml_dtypes name
  * ("float16", "bfloat16", "float8_e4m3fn", "int8", ...); -1 if none. */
 int isa_dtype_from_name(const char *name);

@@ -16,7 +16,7 @@ static double mag(isa_dtype dt, const uint8_t *p)
 npu_status sim_sparsify_24(isa_dtype dt, const void *dense_b, int k, int n, void *values, uint8_t *meta,
                            npu_diag *d)
 {
-    int s = isa_dtype_size(dt);
+    int s = isa_dtype_bytes(dt);
     if (s <= 0 || s > 4)
         return npu_errf(d, NPU_EINVAL, "sparsify: dtype %d not supported", (int)dt);
     if (k <= 0 || k % 4 || n <= 0)

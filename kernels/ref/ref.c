@@ -113,7 +113,7 @@ npu_status ref_opt_dtype(ref_ctx *c, const char *name, isa_dtype def, uint32_t a
         for (int i = 0; i < ISA_DT_COUNT; i++)
             if (allowed & (1u << i)) {
                 strncat(list, " ", sizeof list - strlen(list) - 1);
-                strncat(list, isa_dtype_name((isa_dtype)i), sizeof list - strlen(list) - 1);
+                strncat(list, isa_dtype_suffix((isa_dtype)i), sizeof list - strlen(list) - 1);
             }
         return npu_errf(d, NPU_EINVAL, "ref %s: --%s %s: %s (allowed:%s)", c->gen->name, name, v,
                         dt < 0 ? "unknown dtype" : "dtype not supported by this kernel", list);
@@ -362,7 +362,7 @@ static npu_status write_launch(ref_ctx *c, const char *dir, const char *config, 
         if (a->kind == RA_IN) {
             npu_buf_printf(&b, "\"kind\": \"in\", \"file\": \"%s.npy\" }", a->name);
         } else if (a->kind == RA_OUT) {
-            npu_buf_printf(&b, "\"kind\": \"out\", \"dtype\": \"%s\", \"shape\": [", isa_dtype_name(a->t.dtype));
+            npu_buf_printf(&b, "\"kind\": \"out\", \"dtype\": \"%s\", \"shape\": [", isa_dtype_suffix(a->t.dtype));
             for (int k = 0; k < a->t.ndim; k++)
                 npu_buf_printf(&b, "%s%lld", k ? ", " : "", (long long)a->t.shape[k]);
             npu_buf_printf(&b, "], \"file\": \"%s.npy\" }", a->name);

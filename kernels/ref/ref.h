@@ -86,12 +86,12 @@ npu_status ref_rand(npy_tensor *t, isa_dtype dt, int64_t d0, int64_t d1, npu_rng
 /* Element i of t as a double (exact). */
 static inline double ref_get(const npy_tensor *t, int64_t i)
 {
-    return isa_fp_load(t->dtype, (const uint8_t *)t->data + (size_t)i * (size_t)isa_dtype_size(t->dtype));
+    return isa_fp_load(t->dtype, (const uint8_t *)t->data + (size_t)i * (size_t)isa_dtype_bytes(t->dtype));
 }
 /* Store v into element i of t, rounded once (RNE, saturating). */
 static inline void ref_put(npy_tensor *t, int64_t i, double v)
 {
-    isa_fp_store(t->dtype, (uint8_t *)t->data + (size_t)i * (size_t)isa_dtype_size(t->dtype), v, ISA_RM_RNE, 1);
+    isa_fp_store(t->dtype, (uint8_t *)t->data + (size_t)i * (size_t)isa_dtype_bytes(t->dtype), v, ISA_RM_RNE, 1);
 }
 
 /* ---- 2:4 metadata in column panels ---------------------------------------------

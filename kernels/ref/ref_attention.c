@@ -114,7 +114,7 @@ npu_status ref_gen_attention(ref_ctx *c, npu_diag *d)
     ref_kernel(c, "attention.s");
     ref_note(c, "flash attention forward: bh %lld, sq %lld, sk %lld, hd %lld, %s, scale %.9g, out %s", (long long)bh,
              (long long)sq, (long long)sk, (long long)hd, causal ? "causal" : "non-causal", scale,
-             isa_dtype_name(out));
+             isa_dtype_suffix(out));
     return NPU_OK;
 fail:
     npu_free(s);

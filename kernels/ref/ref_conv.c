@@ -141,7 +141,7 @@ npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
              (long long)p.n, (long long)p.cin, (long long)p.h, (long long)p.w, (long long)p.cout, (long long)p.cin,
              (long long)p.kh, (long long)p.kw, (long long)p.sh, (long long)p.sw, (long long)p.dh, (long long)p.dw,
              (long long)p.pt, (long long)p.pb, (long long)p.pl, (long long)p.pr, (long long)p.n, (long long)p.cout,
-             (long long)ho, (long long)wo, isa_dtype_name(out));
+             (long long)ho, (long long)wo, isa_dtype_suffix(out));
     return NPU_OK;
 fail:
     npy_free(&x);

@@ -97,7 +97,7 @@ npu_status ref_gen_elementwise(ref_ctx *c, npu_diag *d)
         (st = ref_define(c, "TILE", tile, d)))
         goto fail;
     ref_kernel(c, "elementwise.s");
-    ref_note(c, "elementwise %s %s, n=%lld, tile=%lld elements: %s", ops, isa_dtype_name(dt), (long long)len,
+    ref_note(c, "elementwise %s %s, n=%lld, tile=%lld elements: %s", ops, isa_dtype_suffix(dt), (long long)len,
              (long long)tile,
              op == OP_GELU ? "gelu(x) = x / (1 + exp(-2*sqrt(2/pi)*(x + 0.044715 x^3))) (tanh form)"
              : op == OP_SILU ? "silu(x) = x / (1 + exp(-x))" : "z = x + y");

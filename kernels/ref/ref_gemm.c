@@ -72,7 +72,7 @@ static void gemm_tol(isa_dtype out, int64_t k, double amax, double bmax, double 
         break;
     }
     snprintf(why, wn, "fp32 accumulation over k=%lld: atol = 4 k 2^-24 max|a| max|b|; rtol: %s output rounding",
-             (long long)k, isa_dtype_name(out));
+             (long long)k, isa_dtype_suffix(out));
 }
 
 /* Every element of t as a double (exact), decoded once so that the triple
@@ -160,8 +160,8 @@ npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
         (st = tile_defines(c, bm, bn, bk, d)))
         goto fail;
     ref_kernel(c, "gemm.s");
-    ref_note(c, "gemm %s -> %s: C[%lld x %lld] = A[%lld x %lld] x B[%lld x %lld]", isa_dtype_name(dt),
-             isa_dtype_name(out), (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
+    ref_note(c, "gemm %s -> %s: C[%lld x %lld] = A[%lld x %lld] x B[%lld x %lld]", isa_dtype_suffix(dt),
+             isa_dtype_suffix(out), (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
     return NPU_OK;
 fail:
     npy_free(&A);
@@ -247,7 +247,7 @@ npu_status ref_gen_gemm_fp8(ref_ctx *c, npu_diag *d)
     double atol = (double)KB * blk;
     char why[256];
     snprintf(why, sizeof why, "fp32 block partials (128 adds) and 2 fp32 roundings per block over %lld blocks; %s output",
-             (long long)KB, isa_dtype_name(out));
+             (long long)KB, isa_dtype_suffix(out));
     if ((st = ref_in(c, "A", &A, d)) || (st = ref_in(c, "B", &B, d)) || (st = ref_in(c, "SA", &SA, d)) ||
         (st = ref_in(c, "SB", &SB, d)) || (st = ref_out(c, "C", &C, rtol, atol, why, d)) ||
         (st = ref_scalar(c, "m", m, d)) || (st = ref_scalar(c, "n", n, d)) || (st = ref_scalar(c, "k", k, d)))
@@ -256,7 +256,7 @@ npu_status ref_gen_gemm_fp8(ref_ctx *c, npu_diag *d)
         goto fail;
     ref_kernel(c, "gemm_fp8.s");
     ref_note(c, "gemm_fp8 e4m3 -> %s: C[%lld x %lld], k=%lld in %lld blocks of 128; SA[%lld x %lld] (k-block major), SB[%lld x %lld]",
-             isa_dtype_name(out), (long long)m, (long long)n, (long long)k, (long long)KB, (long long)KB, (long long)m,
+             isa_dtype_suffix(out), (long long)m, (long long)n, (long long)k, (long long)KB, (long long)KB, (long long)m,
              (long long)KB, (long long)NB);
     return NPU_OK;
 fail:
@@ -303,7 +303,7 @@ npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
     if ((st = sim_sparsify_24(dt, B.data, (int)k, (int)n, V.data, M.data, d)))
         goto fail;
     {
-        size_t es = (size_t)isa_dtype_size(dt);
+        size_t es = (size_t)isa_dtype_bytes(dt);
         uint64_t n16 = ((uint64_t)n + 15) / 16 * 16;
         const uint8_t *mb = M.data;
         for (int64_t g = 0; g < k / 4; g++)
@@ -344,7 +344,7 @@ npu_status ref_gen_gemm_sparse(ref_ctx *c, npu_diag *d)
         goto fail;
     ref_kernel(c, "gemm_sparse.s");
     ref_note(c, "gemm_sparse %s -> %s: C[%lld x %lld] = A[%lld x %lld] x sparse24(B)[%lld x %lld] (BV: %lld x %lld values, BM: %lld metadata bytes in panels of %d columns)",
-             isa_dtype_name(dt), isa_dtype_name(out), (long long)m, (long long)n, (long long)m, (long long)k,
+             isa_dtype_suffix(dt), isa_dtype_suffix(out), (long long)m, (long long)n, (long long)m, (long long)k,
              (long long)k, (long long)n, (long long)(k / 2), (long long)n, (long long)ms[0], SPARSE_BN);
     return NPU_OK;
 fail:

@@ -89,7 +89,7 @@ npu_status ref_gen_layernorm(ref_ctx *c, npu_diag *d)
         goto fail;
     ref_kernel(c, "layernorm.s");
     ref_note(c, "layernorm over rows: %lld x %lld %s, eps %g: y = (x - mean) / sqrt(var + eps) * gamma + beta",
-             (long long)rows, (long long)len, isa_dtype_name(dt), eps);
+             (long long)rows, (long long)len, isa_dtype_suffix(dt), eps);
     return NPU_OK;
 fail:
     npy_free(&x);

@@ -63,7 +63,7 @@ npu_status ref_gen_softmax(ref_ctx *c, npu_diag *d)
         return st;
     ref_kernel(c, "softmax.s");
     ref_note(c, "softmax over rows: %lld x %lld %s, y = exp(x - max) / sum(exp(x - max))", (long long)rows,
-             (long long)len, isa_dtype_name(dt));
+             (long long)len, isa_dtype_suffix(dt));
     return NPU_OK;
 fail:
     npy_free(&x);

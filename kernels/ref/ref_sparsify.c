@@ -100,7 +100,7 @@ int ref_cmd_sparsify(int argc, char **argv)
     }
     if (!(dt == ISA_DT_F16 || dt == ISA_DT_BF16 || dt == ISA_DT_F32 || dt == ISA_DT_E4M3 || dt == ISA_DT_E5M2 ||
           dt == ISA_DT_S8)) {
-        fprintf(stderr, "npusim sparsify: %s: dtype %s is not a cube input dtype\n", in, isa_dtype_name(dt));
+        fprintf(stderr, "npusim sparsify: %s: dtype %s is not a cube input dtype\n", in, isa_dtype_suffix(dt));
         goto out;
     }
     int k = (int)dense.shape[0], n = (int)dense.shape[1];
@@ -146,7 +146,7 @@ int ref_cmd_sparsify(int argc, char **argv)
             fprintf(stderr, "npusim sparsify: %s\n", d.msg);
             goto out;
         }
-        size_t es = (size_t)isa_dtype_size(dt);
+        size_t es = (size_t)isa_dtype_bytes(dt);
         uint64_t n16 = ((uint64_t)n + 15) / 16 * 16;
         const uint8_t *mb = meta.data;
         for (int g = 0; g < k / 4; g++)
@@ -164,7 +164,7 @@ int ref_cmd_sparsify(int argc, char **argv)
             goto out;
         }
     }
-    printf("sparsify: %s (%d x %d %s) -> %s (%d x %d), %s (%lld bytes)\n", in, k, n, isa_dtype_name(dt), vout, k / 2,
+    printf("sparsify: %s (%d x %d %s) -> %s (%d x %d), %s (%lld bytes)\n", in, k, n, isa_dtype_suffix(dt), vout, k / 2,
            n, mout, (long long)ms[0]);
     rc = 0;
 out:

@@ -134,15 +134,15 @@ static float f32_of_bits(uint32_t u) { return isa_fp_bits_f32(u); }
 
 START_TEST(t_dtype_table)
 {
-    ck_assert_str_eq(isa_dtype_name(ISA_DT_F32), "f32");
-    ck_assert_str_eq(isa_dtype_name(ISA_DT_E4M3), "e4m3");
-    ck_assert_str_eq(isa_dtype_name((isa_dtype)99), "?");
-    ck_assert_int_eq(isa_dtype_size(ISA_DT_BF16), 2);
-    ck_assert_int_eq(isa_dtype_size(ISA_DT_S64), 8);
-    ck_assert_int_eq(isa_dtype_size(ISA_DT_E5M2), 1);
+    ck_assert_str_eq(isa_dtype_suffix(ISA_DT_F32), "f32");
+    ck_assert_str_eq(isa_dtype_suffix(ISA_DT_E4M3), "e4m3");
+    ck_assert_str_eq(isa_dtype_suffix((isa_dtype)99), "?");
+    ck_assert_int_eq(isa_dtype_bytes(ISA_DT_BF16), 2);
+    ck_assert_int_eq(isa_dtype_bytes(ISA_DT_S64), 8);
+    ck_assert_int_eq(isa_dtype_bytes(ISA_DT_E5M2), 1);
     ck_assert_int_eq(isa_dtype_kind(ISA_DT_U16), 'u');
     for (int i = 0; i < ISA_DT_COUNT; i++)
-        ck_assert_int_eq(isa_dtype_from_name(isa_dtype_name((isa_dtype)i)), i);
+        ck_assert_int_eq(isa_dtype_from_name(isa_dtype_suffix((isa_dtype)i)), i);
     ck_assert_int_eq(isa_dtype_from_name("bfloat16"), ISA_DT_BF16);
     ck_assert_int_eq(isa_dtype_from_name("float8_e4m3fn"), ISA_DT_E4M3);
     ck_assert_int_eq(isa_dtype_from_name("float8_e5m2"), ISA_DT_E5M2);
@@ -233,7 +233,7 @@ static void check_all_patterns(isa_dtype dt)
         double d = isa_fp_to_double(dt, b);
         if (is_nan_pattern(&R, b)) {
             CHK_MSG(isa_fp_f32_bits(f) == (ISA_FP_NAN_F32 | (neg ? 0x80000000u : 0)),
-                          "%s %#x: widened NaN %#x", isa_dtype_name(dt), b, isa_fp_f32_bits(f));
+                          "%s %#x: widened NaN %#x", isa_dtype_suffix(dt), b, isa_fp_f32_bits(f));
             CHK(isnan(d) && (signbit(d) != 0) == neg);
             for (int m = 0; m < ISA_RM__COUNT; m++)
                 for (int sat = 0; sat < 2; sat++)
@@ -244,7 +244,7 @@ static void check_all_patterns(isa_dtype dt)
         if (neg)
             want = -want;
         CHK_MSG((double)f == want && d == want && (signbit(f) != 0) == neg,
-                      "%s %#x: decodes to %a, want %a", isa_dtype_name(dt), b, (double)f, want);
+                      "%s %#x: decodes to %a, want %a", isa_dtype_suffix(dt), b, (double)f, want);
         for (int m = 0; m < ISA_RM__COUNT; m++) {
             /* exact values come back unchanged in every mode; an infinity
              * saturates to max finite when sat is on */
@@ -293,11 +293,11 @@ static void check_point(const ref_fmt *R, double x, long *n)
             uint32_t want = ref_round(R, x, m, sat);
             uint32_t got = isa_fp_from_double(R->dt, x, m, sat);
             CHK_MSG(got == want, "%s from double %a mode %s sat %d: got %#x want %#x",
-                          isa_dtype_name(R->dt), x, isa_rmode_name(m), sat, got, want);
+                          isa_dtype_suffix(R->dt), x, isa_rmode_name(m), sat, got, want);
             if (f32ok) {
                 got = isa_fp_from_f32(R->dt, (float)x, m, sat);
                 CHK_MSG(got == want, "%s from f32 %a mode %s sat %d: got %#x want %#x",
-                              isa_dtype_name(R->dt), x, isa_rmode_name(m), sat, got, want);
+                              isa_dtype_suffix(R->dt), x, isa_rmode_name(m), sat, got, want);
             }
             (*n)++;
         }
@@ -401,7 +401,7 @@ START_TEST(t_random_f32)
                 float f = f32_of_bits(rand_f32_bits(&rng, elo, ehi));
                 uint32_t want = ref_round(&R, (double)f, m, sat);
                 uint32_t got = isa_fp_from_f32(dt, f, m, sat);
-                CHK_MSG(got == want, "%s %a %s sat %d: got %#x want %#x", isa_dtype_name(dt),
+                CHK_MSG(got == want, "%s %a %s sat %d: got %#x want %#x", isa_dtype_suffix(dt),
                               (double)f, isa_rmode_name(m), sat, got, want);
                 n++;
             }
@@ -411,7 +411,7 @@ START_TEST(t_random_f32)
             float f = f32_of_bits(rand_f32_bits(&rng, elo, ehi));
             uint32_t want = ref_round(&R, (double)f, ISA_RM_RNE, 0);
             uint32_t got = dt == ISA_DT_F16 ? isa_fp_f32_to_f16(f) : isa_fp_f32_to_bf16(f);
-            CHK_MSG(got == want, "fast %s %a: got %#x want %#x", isa_dtype_name(dt),
+            CHK_MSG(got == want, "fast %s %a: got %#x want %#x", isa_dtype_suffix(dt),
                           (double)f, got, want);
             n++;
         }
@@ -522,7 +522,7 @@ static double host_round(double x, int rmode)
 
 static int64_t host_to_int(isa_dtype dt, double x, int rmode, int sat)
 {
-    int nb = isa_dtype_size(dt) * 8;
+    int nb = isa_dtype_bytes(dt) * 8;
     int sg = isa_dtype_kind(dt) == 's';
     if (isnan(x))
         return 0;
@@ -573,7 +573,7 @@ START_TEST(t_to_int)
                     int64_t want = host_to_int(ints[t], f, m, sat);
                     int64_t got = isa_fp_to_int(ints[t], f, m, sat);
                     CHK_MSG(got == want, "%a -> %s %s sat %d: got %lld want %lld", (double)f,
-                                  isa_dtype_name(ints[t]), isa_rmode_name(m), sat, (long long)got,
+                                  isa_dtype_suffix(ints[t]), isa_rmode_name(m), sat, (long long)got,
                                   (long long)want);
                 }
     }
@@ -641,7 +641,7 @@ START_TEST(t_load_store)
                 memset(buf, 0xAA, sizeof buf);
                 isa_fp_store((isa_dtype)dt, buf, vals[j], ISA_RM_RNE, sat);
                 /* only the element's bytes are written */
-                for (int b = isa_dtype_size((isa_dtype)dt); b < 8; b++)
+                for (int b = isa_dtype_bytes((isa_dtype)dt); b < 8; b++)
                     CHK_EQ(buf[b], 0xAA);
                 double got = isa_fp_load((isa_dtype)dt, buf);
                 double want;
@@ -652,7 +652,7 @@ START_TEST(t_load_store)
                     want = (double)isa_fp_to_int((isa_dtype)dt, vals[j], ISA_RM_RNE, sat);
                 }
                 CHK_MSG(got == want || (isnan(got) && isnan(want)), "%s %g: %g vs %g",
-                              isa_dtype_name((isa_dtype)dt), vals[j], got, want);
+                              isa_dtype_suffix((isa_dtype)dt), vals[j], got, want);
             }
     /* little-endian layout */
     isa_fp_store(ISA_DT_F16, buf, 1.0, 0, 0);

@@ -214,7 +214,7 @@ START_TEST(t_descr_forms)
         snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }\n",
                  forms[i].descr);
         uint8_t img[256], data[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-        size_t n = mkimg(img, 1, hdr, data, 2 * (size_t)isa_dtype_size(forms[i].dt));
+        size_t n = mkimg(img, 1, hdr, data, 2 * (size_t)isa_dtype_bytes(forms[i].dt));
         npy_tensor t;
         npu_diag d = {0};
         ck_assert_msg(npy_load_mem(img, n, "f.npy", &t, &d) == NPU_OK, "%s: %s", forms[i].descr,
@@ -525,7 +525,7 @@ START_TEST(t_mutations)
         npu_diag d = {0};
         npu_status s = npy_load_mem(img, len, "m.npy", &t, &d);
         if (s == NPU_OK) {
-            ck_assert_uint_eq((uint64_t)npy_numel(&t) * (uint64_t)isa_dtype_size(t.dtype), t.nbytes);
+            ck_assert_uint_eq((uint64_t)npy_numel(&t) * (uint64_t)isa_dtype_bytes(t.dtype), t.nbytes);
             ok++;
             npy_free(&t);
         } else {
