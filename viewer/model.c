@@ -393,6 +393,7 @@ static int32_t *fmap_slot(fmap *f, uint64_t k, int add)
 
 static int build_sums(vw_model *m);
 static void sums_free(vw_sums *u);
+static void lod_free(vw_lod *lod);
 
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
@@ -732,8 +733,12 @@ void vw_model_free(vw_model *m)
             npu_free(m->tracks[i].stall);
             sums_free(&m->tracks[i].sb);
             sums_free(&m->tracks[i].ss);
+            lod_free(m->tracks[i].lod);
+            lod_free(m->tracks[i].slod);
         }
     npu_free(m->tracks);
+    npu_free(m->ugrid);
+    npu_free(m->mgrid);
     npu_free(m->flows);
     for (size_t i = 0; i < m->nctr; i++)
         npu_free(m->ctr[i].bin);
@@ -1061,22 +1066,113 @@ static void track_range(const vw_track *t, int stalls, uint64_t t0, uint64_t t1,
     }
 }
 
+/* The levels of detail of one array (see vw_lod). A level that would not
+ * hold fewer than 3/4 of the runs of the level below is not kept (drawing
+ * falls back to the finer one), nor are levels of short lanes. */
+static int lod_build(vw_lod *lod, const vw_box *a, size_t n)
+{
+    size_t prev = n;
+    for (int L = 0; L < VW_NLOD; L++) {
+        lod[L] = (vw_lod){ 0 };
+        if (n < 1024)
+            continue;
+        uint64_t gap = (uint64_t)VW_LOD_GAP0 << (3 * L);
+        vw_run *r = npu_malloc(NPU_MAX(prev, (size_t)1) * sizeof *r);
+        if (!r)
+            return -1;
+        size_t nr = 0;
+        int wide = 0;   /* the open run is one wide box */
+        for (size_t i = 0; i < n; i++) {
+            uint64_t e = a[i].t0 + a[i].dur;
+            int w = a[i].dur >= gap;
+            /* a box overlapping the open run always joins it, so runs are
+             * disjoint and sorted by start and by end alike */
+            if (nr && (a[i].t0 < r[nr - 1].end || (!wide && !w && a[i].t0 < r[nr - 1].end + gap))) {
+                r[nr - 1].end = NPU_MAX(r[nr - 1].end, e);
+                r[nr - 1].count++;
+                wide = 0;
+                continue;
+            }
+            if (nr == prev)
+                break;  /* no fewer runs than the level below: not kept */
+            r[nr++] = (vw_run){ a[i].t0, e, 1, (uint32_t)i };
+            wide = w;
+        }
+        if (nr * 4 > prev * 3) {
+            npu_free(r);
+            continue;
+        }
+        vw_run *q = npu_realloc(r, nr * sizeof *r);
+        lod[L].r = q ? q : r;
+        lod[L].n = nr;
+        prev = nr;
+    }
+    return 0;
+}
+
+static void lod_free(vw_lod *lod)
+{
+    for (int L = 0; L < VW_NLOD; L++) {
+        npu_free(lod[L].r);
+        lod[L] = (vw_lod){ 0 };
+    }
+}
+
 typedef struct sums_job { vw_model *m; size_t first, step; int err; } sums_job;
+
+/* Add the boxes' cycles to the grid cells they cover (g = ngrid + 1 cells,
+ * cell k + 1 = cycles in [k, k + 1) << shift, made prefix sums later). */
+static void grid_add(uint64_t *g, size_t ngrid, uint32_t shift, const vw_box *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = a[i].t0, e = s + a[i].dur;
+        for (uint64_t k = s >> shift; s < e && k < ngrid; k++) {
+            uint64_t z = NPU_MIN(e, (k + 1) << shift);
+            g[k + 1] += z - s;
+            s = z;
+        }
+    }
+}
 
 static void *sums_worker(void *arg)
 {
     sums_job *j = arg;
-    for (size_t i = j->first; i < (size_t)j->m->ncores * TRC_NPIPES && !j->err; i += j->step) {
-        vw_track *t = &j->m->tracks[i];
-        if (sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns))
-            j->err = 1;
+    vw_model *m = j->m;
+    /* by core, so that a core's grid rows belong to one thread */
+    for (uint32_t c = (uint32_t)j->first; c < m->ncores && !j->err; c += (uint32_t)j->step) {
+        uint64_t *ug = m->ugrid + (size_t)c * (m->ngrid + 1), *mg = m->mgrid + (size_t)c * (m->ngrid + 1);
+        for (unsigned p = 0; p < TRC_NPIPES && !j->err; p++) {
+            vw_track *t = vw_track_at(m, c, p);
+            if (sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns) ||
+                lod_build(t->lod, t->box, t->n) || lod_build(t->slod, t->stall, t->ns))
+                j->err = 1;
+            grid_add(ug, m->ngrid, m->grid_shift, t->box, t->n);
+            if (p == TRC_PIPE_M)
+                grid_add(mg, m->ngrid, m->grid_shift, t->box, t->n);
+        }
+        for (size_t k = 0; k < m->ngrid; k++) {
+            ug[k + 1] += ug[k];
+            mg[k + 1] += mg[k];
+        }
     }
     return NULL;
 }
 
-/* The summaries of every track, on two threads (the tracks alternate). */
+/* The summaries, levels of detail and busy grids of every track, on two
+ * threads (the cores alternate). */
 static int build_sums(vw_model *m)
 {
+    /* the grid: at least 256 cycles a cell, at most 65536 cells a core and
+     * 16 M cells in all */
+    size_t cells = NPU_MIN((size_t)65536, NPU_MAX((size_t)256, ((size_t)1 << 24) / NPU_MAX(m->ncores, 1u)));
+    m->grid_shift = 8;
+    while ((m->t_end >> m->grid_shift) >= cells && m->grid_shift < 62)
+        m->grid_shift++;
+    m->ngrid = (size_t)(m->t_end >> m->grid_shift) + 1;
+    m->ugrid = npu_calloc((size_t)m->ncores * (m->ngrid + 1), sizeof *m->ugrid);
+    m->mgrid = npu_calloc((size_t)m->ncores * (m->ngrid + 1), sizeof *m->mgrid);
+    if (!m->ugrid || !m->mgrid)
+        return -1;
     sums_job jobs[2] = { { m, 0, 2, 0 }, { m, 1, 2, 0 } };
     pthread_t th;
     int threaded = pthread_create(&th, NULL, sums_worker, &jobs[1]) == 0;

@@ -667,23 +667,47 @@ static void draw_overview(vw_view *v, vw_cmds *o)
      * pipes); the whole run does not change, so it is computed once per width */
     if (v->ov_w != W) {
         npu_free(v->ov);
-        v->ov = npu_malloc((size_t)(W > 0 ? W : 1) * 2 * sizeof *v->ov);
+        v->ov = npu_calloc((size_t)(W > 0 ? W : 1) * 2, sizeof *v->ov);
         v->ov_w = v->ov ? W : 0;
+        /* from the busy grid when a column spans 16 cells or more, else
+         * track by track, sweeping the column edges forward: the
+         * busy-before prefix at each edge, the column's cycles the difference */
+        double cell = (double)((uint64_t)1 << m->grid_shift);
+        int use_grid = m->ugrid && full / (W > 0 ? W : 1) >= 16 * cell;
+        for (int px = 0; use_grid && v->ov && px < W; px++) {
+            double ta = (double)m->t_min + full * px / W, tz = (double)m->t_min + full * (px + 1) / W;
+            size_t ka = (size_t)NPU_MIN((double)m->ngrid, floor(ta / cell + 0.5));
+            size_t kz = (size_t)NPU_MIN((double)m->ngrid, floor(tz / cell + 0.5));
+            double all = 0, cube = 0;
+            for (uint32_t c = 0; c < m->ncores; c++) {
+                const uint64_t *ug = m->ugrid + (size_t)c * (m->ngrid + 1), *mg = m->mgrid + (size_t)c * (m->ngrid + 1);
+                all += (double)(ug[kz] - ug[ka]);
+                cube += (double)(mg[kz] - mg[ka]);
+            }
+            /* as the exact path below: cycles, rescaled to the column's width */
+            double sc = kz > ka ? (tz - ta) / ((double)(kz - ka) * cell) : 0;
+            v->ov[2 * px] = (float)(all * sc);
+            v->ov[2 * px + 1] = (float)(cube * sc);
+        }
+        for (size_t i = 0; !use_grid && v->ov && i < (size_t)m->ncores * TRC_NPIPES; i++) {
+            const vw_track *t = &m->tracks[i];
+            if (!t->n)
+                continue;
+            size_t hnt = 0;
+            uint64_t prev = vw_track_busy_to(t, m->t_min, &hnt);
+            for (int px = 0; px < W; px++) {
+                uint64_t z = m->t_min + (uint64_t)(full * (px + 1) / W), bz = vw_track_busy_to(t, z, &hnt);
+                v->ov[2 * px] += (float)(bz - prev);
+                if (i % TRC_NPIPES == TRC_PIPE_M)
+                    v->ov[2 * px + 1] += (float)(bz - prev);
+                prev = bz;
+            }
+        }
         for (int px = 0; v->ov && px < W; px++) {
             uint64_t a = m->t_min + (uint64_t)(full * px / W), z = m->t_min + (uint64_t)(full * (px + 1) / W);
-            if (z <= a)
-                z = a + 1;
-            double all = 0, cube = 0;
-            for (uint32_t c = 0; c < m->ncores; c++)
-                for (unsigned p = 0; p < TRC_NPIPES; p++) {
-                    uint64_t b = vw_track_busy(vw_track_at(m, c, p), a, z);
-                    all += (double)b;
-                    if (p == TRC_PIPE_M)
-                        cube += (double)b;
-                }
-            double den = (double)(z - a) * m->ncores;
-            v->ov[2 * px] = (float)NPU_MIN(1.0, all / den / 3.0);
-            v->ov[2 * px + 1] = (float)NPU_MIN(1.0, cube / den);
+            double den = (double)(z > a ? z - a : 1) * m->ncores;
+            v->ov[2 * px] = (float)NPU_MIN(1.0, v->ov[2 * px] / den / 3.0);
+            v->ov[2 * px + 1] = (float)NPU_MIN(1.0, v->ov[2 * px + 1] / den);
         }
     }
     for (int px = 0; v->ov && px < W; px++) {
@@ -750,14 +774,11 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, const uint64_t *
             /* first box starting at or after the pixel after the run's end */
             double tnext = v->t0 + (floor(ex - x0) + 1) * cpp;
             uint64_t tn = tnext > 0 ? (uint64_t)ceil(tnext) : 0;
-            size_t lo2 = j, hi2 = n;
-            while (lo2 < hi2) {
-                size_t mid = lo2 + (hi2 - lo2) / 2;
-                if (b[mid].t0 < tn)
-                    lo2 = mid + 1;
-                else
-                    hi2 = mid;
-            }
+            /* galloping from j: the next pixel's boxes are near, and a
+             * binary search over the whole lane missed the cache at every step */
+            size_t lo2 = vw_first_ge(b, n, tn, j);
+            if (lo2 < j)
+                lo2 = j;
             /* a box a pixel wide or more is drawn on its own, never
              * swallowed into a run (only sub-pixel boxes merge) */
             for (size_t k = j; k < lo2 && k < j + 16; k++)
@@ -797,23 +818,114 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, const uint64_t *
     }
 }
 
+/* A lane zoomed out: the runs of a level of detail (vw_lod), merged
+ * further per pixel as draw_boxes merges boxes. Runs are disjoint and
+ * sorted, so the visible ones are one binary search and a forward walk. */
+static void draw_runs(vw_view *v, vw_cmds *o, const vw_run *r, size_t n, const vw_box *b, unsigned pipe,
+                      float y, float h, int stalls)
+{
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    double cpp = (v->t1 - v->t0) / (x1 - x0);
+    uint64_t lo = v->t0 > 0 ? (uint64_t)v->t0 : 0, hi = v->t1 > 0 ? (uint64_t)ceil(v->t1) : 0;
+    size_t i = 0, z = n;
+    while (i < z) {     /* first run ending after lo */
+        size_t mid = i + (z - i) / 2;
+        if (r[mid].end <= lo)
+            i = mid + 1;
+        else
+            z = mid;
+    }
+    while (i < n && r[i].t0 < hi) {
+        double bx0 = vw_t_to_x(v, (double)r[i].t0);
+        uint64_t end = r[i].end;
+        size_t count = r[i].count, j = i + 1;
+        for (;;) {
+            double ex = vw_t_to_x(v, (double)end);
+            double tnext = v->t0 + (floor(ex - x0) + 1) * cpp;
+            uint64_t tn = tnext > 0 ? (uint64_t)ceil(tnext) : 0;
+            /* a single box a pixel wide or more is drawn on its own */
+            if (j >= n || r[j].t0 >= tn || (r[j].count == 1 && (double)(r[j].end - r[j].t0) >= cpp))
+                break;
+            end = NPU_MAX(end, r[j].end);
+            count += r[j].count;
+            j++;
+        }
+        double ex = vw_t_to_x(v, (double)end);
+        float fx0 = (float)NPU_MAX(bx0, x0), fx1 = (float)NPU_MIN(ex, x1);
+        if (fx1 - fx0 < 1)
+            fx1 = fx0 + 1;
+        unsigned op = b[r[i].first].op;
+        uint32_t col = stalls ? stall_color(op) : vw_pipe_color(pipe, op);
+        if (count > 1)
+            col = shade(col, 0.82f);
+        vw_rect(o, fx0, y, fx1 - fx0, h, col);
+        if (fx1 - fx0 >= 3 && count == 1)
+            vw_rect(o, fx1 - 1, y, 1, h, shade(col, 0.6f));
+        i = j;
+    }
+}
+
+/* The coarsest level of detail whose gap is at most a pixel, or NULL. */
+static const vw_lod *pick_lod(const vw_view *v, const vw_lod *lod)
+{
+    double cpp = (v->t1 - v->t0) / (vw_time_x1(v) - vw_time_x0(v));
+    const vw_lod *best = NULL;
+    for (int L = 0; L < VW_NLOD; L++)
+        if (lod[L].n && (double)((uint64_t)VW_LOD_GAP0 << (3 * L)) <= cpp)
+            best = &lod[L];
+    return best;
+}
+
 static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, uint32_t col)
 {
-    /* mean busy fraction of the core's pipes per pixel column (min over a
-     * pixel is the value: columns are exact integrals via prefix sums) */
+    /* mean busy fraction of the core's pipes per pixel column (exact
+     * integrals: differences of the busy-before-t prefix, evaluated once
+     * per column edge with a galloping search that sweeps forward) */
     double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
     int W = (int)(x1 - x0);
     const int step = 2;
+    size_t hint[TRC_NPIPES] = {0};
+    uint64_t prev[TRC_NPIPES] = {0}, pz = 0;
+    int have = 0;
+    const vw_model *m = v->m;
+    /* zoomed out: columns snapped to the busy grid (a cell is at most a
+     * 16th of a column, so the chart is the same to the eye) */
+    if ((v->t1 - v->t0) / (x1 - x0) * step >= 16.0 * (double)((uint64_t)1 << m->grid_shift) && m->ugrid) {
+        const uint64_t *g = m->ugrid + (size_t)core * (m->ngrid + 1);
+        for (int px = 0; px < W; px += step) {
+            double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
+            if (tz <= m->t_min || ta >= m->t_end)
+                continue;
+            double cell = (double)((uint64_t)1 << m->grid_shift);
+            size_t ka = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(ta / cell + 0.5)));
+            size_t kz = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(tz / cell + 0.5)));
+            if (kz <= ka)
+                continue;
+            double f = NPU_MIN(1.0, (double)(g[kz] - g[ka]) / ((double)(kz - ka) * cell) / 3.0);
+            if (f > 0.005)
+                vw_rect(o, (float)(x0 + px), y + h - (float)(f * h), (float)step, (float)(f * h), col);
+        }
+        return;
+    }
     for (int px = 0; px < W; px += step) {
         double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
-        if (tz <= v->m->t_min || ta >= v->m->t_end)
+        if (tz <= v->m->t_min || ta >= v->m->t_end) {
+            have = 0;
             continue;
+        }
         uint64_t a = ta > 0 ? (uint64_t)ta : 0, z = (uint64_t)ceil(tz);
         if (z <= a)
             z = a + 1;
         double busy = 0;
-        for (unsigned p = 0; p < TRC_NPIPES; p++)
-            busy += (double)vw_track_busy(vw_track_at(v->m, core, p), a, z);
+        for (unsigned p = 0; p < TRC_NPIPES; p++) {
+            const vw_track *t = vw_track_at(v->m, core, p);
+            uint64_t ba = have && pz == a ? prev[p] : vw_track_busy_to(t, a, &hint[p]);
+            uint64_t bz = vw_track_busy_to(t, z, &hint[p]);
+            busy += (double)(bz - ba);
+            prev[p] = bz;
+        }
+        pz = z;
+        have = 1;
         double f = NPU_MIN(1.0, busy / (double)(z - a) / 3.0);
         if (f > 0.005)
             vw_rect(o, (float)(x0 + px), y + h - (float)(f * h), (float)step, (float)(f * h), col);
@@ -1101,8 +1213,15 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
                     trc_pipe_name(r->pipe));
             vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
             float bh = r->h * 0.62f - 1;
-            draw_boxes(v, o, t->box, t->maxend, t->n, r->pipe, y + 1, bh, 0, 1);
-            draw_boxes(v, o, t->stall, t->smaxend, t->ns, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1, 0);
+            const vw_lod *lb = pick_lod(v, t->lod), *ls = pick_lod(v, t->slod);
+            if (lb)
+                draw_runs(v, o, lb->r, lb->n, t->box, r->pipe, y + 1, bh, 0);
+            else
+                draw_boxes(v, o, t->box, t->maxend, t->n, r->pipe, y + 1, bh, 0, 1);
+            if (ls)
+                draw_runs(v, o, ls->r, ls->n, t->stall, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1);
+            else
+                draw_boxes(v, o, t->stall, t->smaxend, t->ns, r->pipe, y + 1 + bh + 1, r->h - bh - 3, 1, 0);
             vw_clip(o, 0, top, (float)v->w, bot - top);
             vw_line(o, x0, y + r->h - 1, x1, y + r->h - 1, 0x2A2F37FF);
             break;

@@ -51,6 +51,17 @@ typedef struct vw_sums {
     uint32_t *c;        /* nrow x nleaf: boxes per leaf */
 } vw_sums;
 
+/* Level of detail of a lane: its boxes merged into runs wherever the gap
+ * to the next box is under `gap` cycles (a box of `gap` cycles or more
+ * stays a run of its own). Zoomed out to c cycles a pixel, the lane draws
+ * from the coarsest level with gap <= c: gaps that small vanish in a pixel
+ * anyway, and a window of W pixels holds at most about W x c / gap runs,
+ * so a frame touches O(pixels) runs instead of every box. */
+typedef struct vw_run { uint64_t t0, end; uint32_t count, first; } vw_run;
+#define VW_NLOD 4
+#define VW_LOD_GAP0 256u    /* gap of level 0; each level 8x the one before */
+typedef struct vw_lod { vw_run *r; size_t n; } vw_lod;
+
 typedef struct vw_track {
     vw_box *box;        /* instructions, sorted by t0 */
     uint64_t *cum;      /* cum[i] = busy cycles of box[0..i) (n+1 entries) */
@@ -63,6 +74,7 @@ typedef struct vw_track {
     size_t ns, caps;
     uint32_t maxsdur;
     vw_sums sb, ss;     /* summaries of box[] and stall[] */
+    vw_lod lod[VW_NLOD], slod[VW_NLOD]; /* of box[] and stall[]; n 0 = level not kept */
 } vw_track;
 
 /* A flag hand-off: set on (core, src) at t_set, released the wait on dst at
@@ -110,6 +122,15 @@ typedef struct vw_model {
     uint64_t t_min, t_end;
     uint64_t n_events, n_insn, n_stall;
     uint64_t mem_bytes;         /* sum of MEM bytes (for the roofline) */
+    /* Busy cycles per core on a grid of 1 << grid_shift cycles, as prefix
+     * sums: ugrid[c * (ngrid + 1) + k] = busy cycles of all of core c's
+     * pipes before cycle k << grid_shift, mgrid the same for its cube (M).
+     * Zoomed out so far that a grid cell is a small part of a pixel, the
+     * per-core utilisation charts and the overview read these (two loads a
+     * column) instead of searching the boxes. */
+    uint32_t grid_shift;
+    size_t ngrid;
+    uint64_t *ugrid, *mgrid;
     uint64_t pipe_stall[TRC_NPIPES];    /* stall cycles per pipe, all cores */
     uint64_t cause_stall[8];    /* by cause: ids 0..5, 6 = flag wait, 7 = barrier */
     double load_seconds;
