@@ -30,6 +30,11 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
     fprintf(f, "  %-8s %s\n", "help", "show the help of a command");
+    fprintf(f, "\nexit status: 0 ok; 2 bad input of any kind (file, command line), a fault,\n"
+               "deadlock or watchdog in the kernel, or an I/O error; 1 the command did its job\n"
+               "but what it was asked to check failed (an output mismatch, a check finding, a\n"
+               "counter inconsistency) or, for record, the kernel stopped early and the trace\n"
+               "of what ran is written (docs/reliability.md)\n");
 }
 
 static const cmd *find(const char *name)
