@@ -48,6 +48,7 @@ npu_status vw_render_view(vw_view *v, void **out, npu_diag *d)
         return d && d->status ? d->status : NPU_EIO;
     }
     vw_backend_textm(b, &v->tm);
+    vw_backend_set_target(b, sf);
     vw_cmds cl = {0};
     vw_draw(v, &cl);
     st = cl.oom ? npu_errf(d, NPU_ENOMEM, "npuview: out of memory drawing") : NPU_OK;
@@ -248,6 +249,7 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
         return st ? st : (d && d->status ? d->status : NPU_EIO);
     }
     vw_backend_textm(b, &v.tm);
+    vw_backend_set_target(b, sf);   /* as vw_render_view (screenshots) draws */
     /* expand every core: the worst case for the lanes */
     memset(v.collapsed, 0, m.ncores);
     int nf = 0;
@@ -283,15 +285,16 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
             if (cl.n > max_cmds)
                 max_cmds = cl.n;
         }
-        double wmax = 0, cmax = 0, csum = 0;
+        double wmax = 0, cmax = 0, csum = 0, bmax = 0;
         for (int i = f0; i < f; i++) {
             wmax = NPU_MAX(wmax, wall[i]);
+            bmax = NPU_MAX(bmax, build[i]);
             cmax = NPU_MAX(cmax, cpu[i]);
             csum += cpu[i];
         }
         npu_buf_printf(&ph, "%s{\"phase\":\"%s\",\"frames\":%d,\"frame_ms_max\":%.3f,\"cpu_ms_max\":%.3f,"
-                       "\"cpu_ms_mean\":%.3f}", p ? "," : "", phases[p].name, f - f0, wmax, cmax,
-                       csum / (f - f0));
+                       "\"cpu_ms_mean\":%.3f,\"build_ms_max\":%.3f}", p ? "," : "", phases[p].name, f - f0, wmax,
+                       cmax, csum / (f - f0), bmax);
     }
     npu_buf_printf(out,
                    "{\"trace\":\"%s\",\"events\":%llu,\"load_s\":%.3f,\"load_cpu_s\":%.3f,"

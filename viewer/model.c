@@ -1162,10 +1162,10 @@ static void *sums_worker(void *arg)
  * threads (the cores alternate). */
 static int build_sums(vw_model *m)
 {
-    /* the grid: at least 256 cycles a cell, at most 65536 cells a core and
-     * 16 M cells in all */
-    size_t cells = NPU_MIN((size_t)65536, NPU_MAX((size_t)256, ((size_t)1 << 24) / NPU_MAX(m->ncores, 1u)));
-    m->grid_shift = 8;
+    /* the grid: at least 64 cycles a cell, at most 128 K cells a core and
+     * 4 M cells in all (with 24 cores and 6 M cycles: 90 K cells, 35 MB) */
+    size_t cells = NPU_MIN((size_t)131072, NPU_MAX((size_t)256, ((size_t)1 << 22) / NPU_MAX(m->ncores, 1u)));
+    m->grid_shift = 6;
     while ((m->t_end >> m->grid_shift) >= cells && m->grid_shift < 62)
         m->grid_shift++;
     m->ngrid = (size_t)(m->t_end >> m->grid_shift) + 1;

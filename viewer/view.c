@@ -889,36 +889,53 @@ static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, u
     int have = 0;
     const vw_model *m = v->m;
     /* zoomed out: columns snapped to the busy grid (a cell is at most a
-     * 16th of a column, so the chart is the same to the eye) */
-    if ((v->t1 - v->t0) / (x1 - x0) * step >= 16.0 * (double)((uint64_t)1 << m->grid_shift) && m->ugrid) {
+     * quarter of a column, so the chart is the same to the eye); runs of
+     * columns of one height (in whole pixels) are one rect */
+    if ((v->t1 - v->t0) / (x1 - x0) * step >= 4.0 * (double)((uint64_t)1 << m->grid_shift) && m->ugrid) {
         const uint64_t *g = m->ugrid + (size_t)core * (m->ngrid + 1);
-        for (int px = 0; px < W; px += step) {
-            double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
-            if (tz <= m->t_min || ta >= m->t_end)
-                continue;
-            double cell = (double)((uint64_t)1 << m->grid_shift);
-            size_t ka = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(ta / cell + 0.5)));
-            size_t kz = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(tz / cell + 0.5)));
-            if (kz <= ka)
-                continue;
-            double f = NPU_MIN(1.0, (double)(g[kz] - g[ka]) / ((double)(kz - ka) * cell) / 3.0);
-            if (f > 0.005)
-                vw_rect(o, (float)(x0 + px), y + h - (float)(f * h), (float)step, (float)(f * h), col);
+        float run_x = 0, run_h = 0;
+        int run_w = 0;
+        for (int px = 0; px <= W; px += step) {
+            float hh = 0;
+            if (px < W) {
+                double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
+                double cell = (double)((uint64_t)1 << m->grid_shift);
+                size_t ka = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(ta / cell + 0.5)));
+                size_t kz = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(tz / cell + 0.5)));
+                if (kz > ka && tz > m->t_min && ta < m->t_end) {
+                    double f = NPU_MIN(1.0, (double)(g[kz] - g[ka]) / ((double)(kz - ka) * cell) / 3.0);
+                    hh = f > 0.005 ? roundf((float)(f * h)) : 0;
+                }
+            }
+            if (run_w && (px == W || hh != run_h)) {
+                if (run_h > 0)
+                    vw_rect(o, run_x, y + h - run_h, (float)run_w, run_h, col);
+                run_w = 0;
+            }
+            if (px < W) {
+                if (!run_w) {
+                    run_x = (float)(x0 + px);
+                    run_h = hh;
+                }
+                run_w += step;
+            }
         }
         return;
     }
+    /* integer column edges shared by neighbours: each edge's prefix is
+     * computed once */
     for (int px = 0; px < W; px += step) {
         double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
-        if (tz <= v->m->t_min || ta >= v->m->t_end) {
+        if (tz <= m->t_min || ta >= m->t_end) {
             have = 0;
             continue;
         }
-        uint64_t a = ta > 0 ? (uint64_t)ta : 0, z = (uint64_t)ceil(tz);
+        uint64_t a = ta > 0 ? (uint64_t)ta : 0, z = tz > 0 ? (uint64_t)tz : 0;
         if (z <= a)
             z = a + 1;
         double busy = 0;
         for (unsigned p = 0; p < TRC_NPIPES; p++) {
-            const vw_track *t = vw_track_at(v->m, core, p);
+            const vw_track *t = vw_track_at(m, core, p);
             uint64_t ba = have && pz == a ? prev[p] : vw_track_busy_to(t, a, &hint[p]);
             uint64_t bz = vw_track_busy_to(t, z, &hint[p]);
             busy += (double)(bz - ba);

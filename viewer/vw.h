@@ -324,6 +324,10 @@ vw_backend *vw_backend_new(struct SDL_Renderer *ren, float scale, npu_diag *d);
 void vw_backend_free(vw_backend *b);
 void vw_backend_textm(vw_backend *b, vw_textm *tm);
 void vw_backend_draw(vw_backend *b, const vw_cmds *l);
+/* The SDL_Surface a software renderer draws into (headless): opaque rects
+ * are then filled into it directly, skipping the renderer's command queue.
+ * Ignored for other renderers. */
+void vw_backend_set_target(vw_backend *b, void *surface);
 /* The font file used for UI text (for docs and tests). */
 const char *vw_backend_font_path(const vw_backend *b);
 
