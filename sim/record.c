@@ -190,6 +190,31 @@ static void add_at(recorder *R, int c, int ctr, uint64_t t, uint64_t n)
         b[ctr] += n;
 }
 
+/* n spread evenly over [start, end): each bin it overlaps gets its share
+ * (integer parts, the remainder to the last), so a move that spans several
+ * intervals shows its bytes where they flowed, not all at its end. The
+ * total is exact. A zero-length span counts n at end, as add_at. */
+static void add_spread(recorder *R, int c, int ctr, uint64_t start, uint64_t end, uint64_t n)
+{
+    if (!R->interval || !n)
+        return;
+    if (end <= start) {
+        add_at(R, c, ctr, end, n);
+        return;
+    }
+    uint64_t I = R->interval, len = end - start, given = 0;
+    for (uint64_t k = start / I; k * I < end; k++) {
+        uint64_t hi = NPU_MIN(end, (k + 1) * I);
+        uint64_t share = hi == end ? n - given
+                                   : (uint64_t)((unsigned __int128)n * (hi - start) / len) - given;
+        uint64_t *b = bin(R, c, k);
+        if (!b)
+            return;
+        b[ctr] += share;
+        given += share;
+    }
+}
+
 /* Write the samples of bins base .. upto-1 (at the end of each bin, the last
  * one no later than t_last) and drop those bins. */
 static void write_bins(recorder *R, uint64_t upto, uint64_t t_last)
@@ -462,8 +487,8 @@ static void on_exec(void *user, int c, int pipe, uint64_t seq, uint64_t pc, cons
     if (pp->head < pp->n && pp->q[pp->head].seq == seq)
         p = pp->q[pp->head++];
     insn(R, c, pipe, pc, (uint32_t)in->op, p.dispatch, start, end, 0);
-    add_at(R, c, SIM_REC_CTR_GM_RD, end, p.gm_rd);
-    add_at(R, c, SIM_REC_CTR_GM_WR, end, p.gm_wr);
+    add_spread(R, c, SIM_REC_CTR_GM_RD, start, end, p.gm_rd);
+    add_spread(R, c, SIM_REC_CTR_GM_WR, start, end, p.gm_wr);
     for (uint32_t i = 0; i < p.nr; i++)
         mem_ev(R, c, pipe, &pp->r[p.r0 + i], start, end);
 }

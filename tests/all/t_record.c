@@ -103,6 +103,9 @@ START_TEST(t_record_matches_engine)
     /* INSN intervals and busy-counter samples, to check each sample */
     trc_event *ins = NULL, *smp = NULL;
     size_t nins = 0, nsmp = 0, capins = 0, capsmp = 0;
+    /* GM reads (MEM events) and GM read-byte samples */
+    trc_event *mr = NULL, *rs = NULL;
+    size_t nmr = 0, nrs = 0, capmr = 0, caprs = 0;
     trc_iter *it = trc_iter_new(rd, NULL, &d);
     ck_assert_ptr_nonnull(it);
     trc_event e;
@@ -141,6 +144,14 @@ START_TEST(t_record_matches_engine)
         case TRC_COUNTER:
             ck_assert_uint_ge(e.val, lastc[e.core][e.id]);   /* cumulative */
             lastc[e.core][e.id] = e.val;
+            if (e.id == SIM_REC_CTR_GM_RD) {
+                if (nrs == caprs) {
+                    caprs = caprs ? 2 * caprs : 256;
+                    rs = realloc(rs, caprs * sizeof *rs);
+                    ck_assert_ptr_nonnull(rs);
+                }
+                rs[nrs++] = e;
+            }
             if (e.id <= SIM_REC_CTR_FIX_BUSY) {
                 if (nsmp == capsmp) {
                     capsmp = capsmp ? 2 * capsmp : 256;
@@ -150,7 +161,17 @@ START_TEST(t_record_matches_engine)
                 smp[nsmp++] = e;
             }
             break;
-        case TRC_MEM: memb[e.core] += e.aux; break;
+        case TRC_MEM:
+            memb[e.core] += e.aux;
+            if (!e.pipe2) {
+                if (nmr == capmr) {
+                    capmr = capmr ? 2 * capmr : 256;
+                    mr = realloc(mr, capmr * sizeof *mr);
+                    ck_assert_ptr_nonnull(mr);
+                }
+                mr[nmr++] = e;
+            }
+            break;
         default: break;
         }
     }
@@ -187,6 +208,29 @@ START_TEST(t_record_matches_engine)
     }
     free(ins);
     free(smp);
+    /* every GM read-byte sample at T lies between the bytes of the reads
+     * done by T and of those begun by T; a move's bytes are spread over its
+     * duration, so samples inside a long move fall strictly between */
+    size_t inside = 0;
+    for (size_t i = 0; i < nrs; i++) {
+        const trc_event *x = &rs[i];
+        uint64_t done = 0, begun = 0;
+        for (size_t j = 0; j < nmr; j++) {
+            if (mr[j].core != x->core)
+                continue;
+            if (mr[j].t1 <= x->t0)
+                done += mr[j].aux;
+            if (mr[j].t0 <= x->t0)
+                begun += mr[j].aux;
+        }
+        ck_assert_msg(done <= x->val && x->val <= begun,
+                      "core %u GM read bytes at %" PRIu64 ": sample %" PRIu64 " outside [%" PRIu64
+                      ", %" PRIu64 "]", x->core, x->t0, x->val, done, begun);
+        inside += done < x->val && x->val < begun;
+    }
+    ck_assert_uint_gt(inside, 0);
+    free(mr);
+    free(rs);
     /* every wait names a set of its flag that became visible by its release */
     for (int i = 0; i < nwaitv; i++) {
         const trc_event *w = &waitv[i];
