@@ -487,15 +487,14 @@ static npu_status report(sim_unit_ctx *ctx, sim_space sp, int is_write, uint64_t
     return st ? st : sim_rng_flush(&r, d);
 }
 
-npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant)
+/* The mmad body. variant < 0: the host's best, looked up only if the data
+ * are computed (CPUID, which a virtual machine traps: microseconds a call,
+ * so timing mode never asks and the executor asks once per simulator). */
+static npu_status cube_exec(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant)
 {
     const char *mn = sim_mn(in);
     if (in->op != ISA_OP_MMAD && in->op != ISA_OP_MMADSP)
         return npu_errf(d, NPU_EFAULT, "%s: not a cube instruction", mn);
-    if (variant < 0)
-        variant = host_variant();
-    else if (!sim_cube_variant_supported(variant))
-        return npu_errf(d, NPU_EUNSUPP, "%s: cube kernel variant %d not supported by this host", mn, variant);
     mm p;
     memset(&p, 0, sizeof p);
     int dt = in->dt;
@@ -551,10 +550,30 @@ npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work
     w->macs = (uint64_t)p.m * (uint64_t)kb * (uint64_t)p.n;
     if (ctx->nodata)
         return NPU_OK;
+    if (variant < 0)
+        variant = host_variant();
     return compute(&p, ctx, dt, variant, d);
+}
+
+npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant)
+{
+    if (variant >= 0 && !sim_cube_variant_supported(variant))
+        return npu_errf(d, NPU_EUNSUPP, "%s: cube kernel variant %d not supported by this host", sim_mn(in),
+                        variant);
+    return cube_exec(ctx, in, w, d, variant);
 }
 
 npu_status sim_exec_cube(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d)
 {
-    return sim_cube_exec_variant(ctx, in, w, d, -1);
+    return cube_exec(ctx, in, w, d, -1);
+}
+
+int sim_cube_host_variant(void)
+{
+    return host_variant();
+}
+
+npu_status sim_cube_exec_known(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant)
+{
+    return cube_exec(ctx, in, w, d, variant);
 }

@@ -70,6 +70,48 @@ static void account(sim_work *w, sim_space sp, uint64_t len, int is_write)
         w->gm_rd += len;
 }
 
+/* ---- range reports ---------------------------------------------------------
+ * Pass 1 reports n strided runs of len bytes (run i at base + i * stride)
+ * exactly as feeding them one by one to a sim_rng would: the same access
+ * calls in the same order and the same first error. It is cheaper because
+ * it knows the shape: runs only merge when stride == len; GM needs no
+ * bounds check here (the GM interface owns GM bounds); and on-chip runs are
+ * all in bounds when the last one is, so one check covers them (a failing
+ * extent falls back to the run-by-run path for the exact message). This
+ * runs for every burst of every data move, in timing mode too. */
+static npu_status runs(sim_unit_ctx *ctx, sim_space sp, int is_write, const char *mn, uint64_t base,
+                       uint64_t stride, uint64_t len, uint64_t n, npu_diag *d)
+{
+    if (!n || !len)
+        return NPU_OK;
+    if (n > 1 && stride == len) {
+        /* one contiguous run (sim_rng merges them) */
+        sim_rng r;
+        sim_rng_init(&r, ctx, sp, is_write, mn);
+        npu_status st = sim_rng_add(&r, base, n * len, d);
+        return st ? st : sim_rng_flush(&r, d);
+    }
+    uint64_t last, end;
+    int fast = n == 1 || stride > len;
+    if (fast && sp != SIM_SP_GM) {
+        fast = !__builtin_mul_overflow(n - 1, stride, &last) && !__builtin_add_overflow(base, last, &last) &&
+               !__builtin_add_overflow(last, len, &end) && end <= ctx->size[sp];
+    }
+    if (fast) {
+        if (ctx->access)
+            for (uint64_t i = 0; i < n; i++)
+                ctx->access(ctx->access_user, sp, base + i * stride, len, is_write);
+        return NPU_OK;
+    }
+    sim_rng r;
+    sim_rng_init(&r, ctx, sp, is_write, mn);
+    npu_status st;
+    for (uint64_t i = 0; i < n; i++)
+        if ((st = sim_rng_add(&r, base + i * stride, len, d)))
+            return st;
+    return sim_rng_flush(&r, d);
+}
+
 /* ---- plain, pad, trans --------------------------------------------------- */
 
 typedef struct mv {
@@ -136,18 +178,8 @@ static npu_status do_bursts(mv *m, int xf, sim_work *w, npu_diag *d)
                           (st = sim_chk_align(&dctx, m->p.dst, m->dstride, "destination stride", m->mn, d))))
         return st;
     /* pass 1 */
-    sim_rng rs, rd;
-    sim_rng_init(&rs, ctx, m->p.src, 0, m->mn);
-    sim_rng_init(&rd, ctx, m->p.dst, 1, m->mn);
-    for (uint64_t b = 0; b < m->nburst; b++)
-        if ((st = sim_rng_add(&rs, m->src + b * m->sstride, m->burst, d)))
-            return st;
-    if ((st = sim_rng_flush(&rs, d)))
-        return st;
-    for (uint64_t b = 0; b < m->nburst; b++)
-        if ((st = sim_rng_add(&rd, m->dst + b * m->dstride, dlen, d)))
-            return st;
-    if ((st = sim_rng_flush(&rd, d)))
+    if ((st = runs(ctx, m->p.src, 0, m->mn, m->src, m->sstride, m->burst, m->nburst, d)) ||
+        (st = runs(ctx, m->p.dst, 1, m->mn, m->dst, m->dstride, dlen, m->nburst, d)))
         return st;
     w->nburst = (uint32_t)m->nburst;
     w->burst_bytes = m->burst;
@@ -204,18 +236,8 @@ static npu_status do_nd2nz(mv *m, sim_work *w, npu_diag *d)
         (rows > 1 && (st = chk_aligned(m, m->p.src, m->sstride, "source row pitch", d))) ||
         (nblk > 1 && (st = chk_aligned(m, m->p.dst, m->dstride, "column-block pitch", d))))
         return st;
-    sim_rng rs, rd;
-    sim_rng_init(&rs, ctx, m->p.src, 0, m->mn);
-    sim_rng_init(&rd, ctx, m->p.dst, 1, m->mn);
-    for (uint64_t r = 0; r < rows; r++)
-        if ((st = sim_rng_add(&rs, m->src + r * m->sstride, m->burst, d)))
-            return st;
-    if ((st = sim_rng_flush(&rs, d)))
-        return st;
-    for (uint64_t j = 0; j < nblk; j++)
-        if ((st = sim_rng_add(&rd, m->dst + j * m->dstride, r16 * 32, d)))
-            return st;
-    if ((st = sim_rng_flush(&rd, d)))
+    if ((st = runs(ctx, m->p.src, 0, m->mn, m->src, m->sstride, m->burst, rows, d)) ||
+        (st = runs(ctx, m->p.dst, 1, m->mn, m->dst, m->dstride, r16 * 32, nblk, d)))
         return st;
     w->nburst = (uint32_t)rows;
     w->burst_bytes = m->burst;
@@ -333,19 +355,9 @@ static npu_status do_fix(mv *m, sim_work *w, npu_diag *d)
         if (dblk > 1 && (st = chk_aligned(m, m->p.dst, dpitch, "destination pitch", d)))
             return st;
     }
-    sim_rng rs, rd;
-    sim_rng_init(&rs, ctx, SIM_SP_L0C, 0, m->mn);
-    sim_rng_init(&rd, ctx, m->p.dst, 1, m->mn);
-    for (uint64_t j = 0; j < sblk; j++)
-        if ((st = sim_rng_add(&rs, m->src + j * spitch, M * 64, d)))
-            return st;
-    if ((st = sim_rng_flush(&rs, d)))
-        return st;
     uint64_t nrun = nd ? M : dblk, runlen = nd ? N * s2 : m16 * 32;
-    for (uint64_t r = 0; r < nrun; r++)
-        if ((st = sim_rng_add(&rd, m->dst + r * dpitch, runlen, d)))
-            return st;
-    if ((st = sim_rng_flush(&rd, d)))
+    if ((st = runs(ctx, SIM_SP_L0C, 0, m->mn, m->src, spitch, M * 64, sblk, d)) ||
+        (st = runs(ctx, m->p.dst, 1, m->mn, m->dst, dpitch, runlen, nrun, d)))
         return st;
     w->nburst = (uint32_t)nrun;
     w->burst_bytes = runlen;

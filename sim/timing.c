@@ -65,7 +65,6 @@ typedef struct tm_ev {
 typedef struct tm_heap {
     tm_ev *a;
     size_t n, cap;
-    uint64_t seq;
 } tm_heap;
 
 static int ev_less(const tm_ev *x, const tm_ev *y)
@@ -83,7 +82,6 @@ static int heap_push(tm_heap *h, tm_ev e)
         h->a = na;
         h->cap = nc;
     }
-    e.seq = h->seq++;
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -115,6 +113,137 @@ static tm_ev heap_pop(tm_heap *h)
     return top;
 }
 
+/* The event queue: a calendar (timing wheel) of TM_WHEEL one-cycle slots
+ * over the window [base, base + TM_WHEEL), each slot a FIFO of the events
+ * at that cycle, plus the heap above for events beyond the window.
+ *
+ * Why: the engine handles an event or two per GM request (millions in a
+ * large GEMM) and nearly all of them fall a few hundred cycles ahead; a
+ * binary heap spent ~150 host instructions a push + pop on them, a slot
+ * FIFO a few dozen. The order is exactly the heap's (cycle, creation
+ * sequence): a slot holds one cycle and appends in creation order; an
+ * event parked in the far heap moves into its slot as soon as the window
+ * reaches it (tmq_advance, before anything else can be pushed there), and
+ * it was created before anything pushed there directly. */
+#define TM_WHEEL 1024u
+#define TM_NIL UINT32_MAX
+
+typedef struct tm_node {
+    tm_ev e;
+    uint32_t next;       /* next in its slot's FIFO, or in the free list */
+} tm_node;
+
+typedef struct tm_queue {
+    uint64_t base;       /* window start: no event is earlier */
+    uint64_t seq;        /* creation sequence of the next event */
+    size_t n;            /* events in the wheel */
+    tm_node *pool;
+    uint32_t npool, cappool, free;
+    uint32_t head[TM_WHEEL], tail[TM_WHEEL];
+    uint64_t bits[TM_WHEEL / 64];   /* non-empty slots */
+    tm_heap far;         /* events at base + TM_WHEEL or later */
+} tm_queue;
+
+static void tmq_init(tm_queue *q)
+{
+    memset(q, 0, sizeof *q);
+    q->free = TM_NIL;
+    for (uint32_t i = 0; i < TM_WHEEL; i++)
+        q->head[i] = TM_NIL;
+}
+
+static void tmq_free(tm_queue *q)
+{
+    npu_free(q->pool);
+    npu_free(q->far.a);
+}
+
+static int tmq_put(tm_queue *q, const tm_ev *e)
+{
+    uint32_t i = q->free;
+    if (i != TM_NIL) {
+        q->free = q->pool[i].next;
+    } else {
+        if (q->npool == q->cappool) {
+            uint32_t nc = q->cappool ? q->cappool * 2 : 256;
+            tm_node *np = npu_realloc(q->pool, (size_t)nc * sizeof *np);
+            if (!np)
+                return -1;
+            q->pool = np;
+            q->cappool = nc;
+        }
+        i = q->npool++;
+    }
+    q->pool[i].e = *e;
+    q->pool[i].next = TM_NIL;
+    uint32_t sl = (uint32_t)(e->t & (TM_WHEEL - 1));
+    if (q->head[sl] == TM_NIL) {
+        q->head[sl] = i;
+        q->bits[sl / 64] |= 1ull << (sl % 64);
+    } else {
+        q->pool[q->tail[sl]].next = i;
+    }
+    q->tail[sl] = i;
+    q->n++;
+    return 0;
+}
+
+static int tmq_push(tm_queue *q, tm_ev e)
+{
+    e.seq = q->seq++;
+    if (e.t - q->base < TM_WHEEL)
+        return tmq_put(q, &e);
+    return heap_push(&q->far, e);
+}
+
+/* The earliest event's cycle, or TM_NONE. */
+static uint64_t tmq_next(const tm_queue *q)
+{
+    if (q->n) {
+        uint32_t s0 = (uint32_t)(q->base & (TM_WHEEL - 1));
+        uint32_t w = s0 / 64;
+        uint64_t m = q->bits[w] & (~0ull << (s0 % 64));
+        for (uint32_t k = 0; k <= TM_WHEEL / 64; k++) {
+            if (m) {
+                uint32_t sl = w * 64 + (uint32_t)__builtin_ctzll(m);
+                return q->pool[q->head[sl]].e.t;
+            }
+            w = (w + 1) % (TM_WHEEL / 64);
+            m = q->bits[w];
+        }
+    }
+    return q->far.n ? q->far.a[0].t : TM_NONE;
+}
+
+/* Move the window to t (no event is earlier than t). */
+static int tmq_advance(tm_queue *q, uint64_t t)
+{
+    q->base = t;
+    while (q->far.n && q->far.a[0].t - t < TM_WHEEL) {
+        tm_ev e = heap_pop(&q->far);
+        if (tmq_put(q, &e))
+            return -1;
+    }
+    return 0;
+}
+
+/* Pop the next event at cycle t = base into *e: 1, or 0 when none is left. */
+static int tmq_pop_at(tm_queue *q, uint64_t t, tm_ev *e)
+{
+    uint32_t sl = (uint32_t)(t & (TM_WHEEL - 1));
+    uint32_t i = q->head[sl];
+    if (i == TM_NIL)
+        return 0;
+    *e = q->pool[i].e;
+    q->head[sl] = q->pool[i].next;
+    if (q->head[sl] == TM_NIL)
+        q->bits[sl / 64] &= ~(1ull << (sl % 64));
+    q->pool[i].next = q->free;
+    q->free = i;
+    q->n--;
+    return 1;
+}
+
 /* ===================================================================== *
  *  The memory system interface (fixed port or memmodel)
  * ===================================================================== */
@@ -132,6 +261,7 @@ typedef struct tm_mem {
     uint64_t (*next_event)(void *impl);
     void (*free)(void *impl);
     uint32_t line;       /* requests never cross a line of this size */
+    int line_shift;      /* log2(line) when a power of two, else -1 */
     /* next_event is asked once per distinct cycle; it only changes after a
      * submit or an advance, so it is cached between those */
     uint64_t next_cache;
@@ -351,9 +481,13 @@ typedef struct tm {
     sim_timing_stats *st;
     int ncores;
     tm_core *core;
-    tm_heap h;
+    tm_queue *q;         /* the event queue (npu_malloc'd: 12 KB of slot heads) */
     tm_mem mem;
     uint64_t now, max_cycles;
+    /* per data path: width in bytes per cycle (0 in the config counts as
+     * 1) and its log2 when a power of two, else -1 (gm_pump's pacing) */
+    uint64_t path_width[CFG_PATH__COUNT];
+    int path_wshift[CFG_PATH__COUNT];
     int arrived;         /* cores at the cross-core barrier */
     uint64_t arrive_max;
     int finished;        /* cores done */
@@ -371,7 +505,7 @@ static npu_status oom(tm *T)
 static npu_status push_ev(tm *T, uint64_t t, int type, int core, int pipe, uint32_t gen)
 {
     tm_ev e = { t < T->now ? T->now : t, 0, gen, (uint8_t)type, (uint8_t)pipe, core };
-    return heap_push(&T->h, e) ? oom(T) : NPU_OK;
+    return tmq_push(T->q, e) ? oom(T) : NPU_OK;
 }
 
 static npu_status wake_scalar(tm *T, int c, uint64_t t)
@@ -591,52 +725,87 @@ static npu_status gm_finish(tm *T, int c, int p)
 
 /* Submit the requests of the current move whose time has come: request k
  * goes out once the path has streamed the bytes before it (paced at the
- * path width), split at line boundaries, respecting back-pressure. */
+ * path width), split at line boundaries, respecting back-pressure.
+ *
+ * Host cost: this runs once per GM request (millions in a large GEMM), so
+ * the stream position lives in locals and is written back on every exit,
+ * and the divisions by the line size and the path width are shifts when
+ * those are powers of two (they are in every shipped config). */
 static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
 {
     tm_pipe *pp = &T->core[c].pipe[p];
-    uint64_t line = T->mem.line;
-    uint64_t width = T->m->path[pp->cur.path].width;
-    if (!width)
-        width = 1;
-    while (!pp->gm.all_sent) {
-        const sim_gm_range *r = &pp->rf.r[pp->gm.ri];
-        uint64_t addr = r->addr + pp->gm.off;
-        uint64_t chunk = line - addr % line;
-        if (chunk > r->len - pp->gm.off)
-            chunk = r->len - pp->gm.off;
-        uint64_t at = pp->start + pp->gm.sent / width;
+    if (!pp->gm.all_sent) {
+        const int path = pp->cur.path;
+        const int wsh = T->path_wshift[path];
+        const uint64_t start = pp->start;
+        uint64_t sent = pp->gm.sent;
+        /* most calls are a pacing event: the next request's time comes
+         * first, before anything else is loaded */
+        uint64_t at = start + (wsh >= 0 ? sent >> wsh : sent / T->path_width[path]);
         if (at > t)
             return push_ev(T, at, EV_GMSUB, c, p, 0);
-        if (!T->mem.can_accept(T->mem.impl, addr, r->is_write))
-            return push_ev(T, mem_retry_at(&T->mem, t), EV_GMSUB, c, p, 0);
-        /* a posted write is not waited for: the move only needs the memory
-         * system to have taken it (its answer is ignored) */
-        int posted = r->is_write && T->m->timing.gm_posted_writes;
-        T->mem.next_valid = 0;
-        npu_status st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, r->is_write, c, t,
-                                      ((uint64_t)c * TM_NP + (uint64_t)p) * 2 + (uint64_t)posted,
-                                      T->d);
-        if (st)
-            return st;
-        T->st->core[c].gm_requests++;
-        if (posted) {
-            if (t > pp->gm.last_done)
-                pp->gm.last_done = t;
-        } else {
-            pp->gm.outstanding++;
-        }
-        pp->gm.sent += chunk;
-        pp->gm.off += chunk;
-        if (pp->gm.off == r->len) {
-            pp->gm.off = 0;
-            if (++pp->gm.ri == pp->gm.rend) {
-                pp->gm.all_sent = 1;
-                pp->rf.head = pp->gm.rend;
-                if (pp->rf.head == pp->rf.tail)
-                    pp->rf.head = pp->rf.tail = 0;
+        const uint64_t line = T->mem.line;
+        const int lsh = T->mem.line_shift;
+        const uint64_t tag_base = ((uint64_t)c * TM_NP + (uint64_t)p) * 2;
+        const int posted_writes = T->m->timing.gm_posted_writes != 0;
+        npu_status st = NPU_OK;
+        size_t ri = pp->gm.ri;
+        const size_t rend = pp->gm.rend;
+        uint64_t off = pp->gm.off;
+        const sim_gm_range *r = &pp->rf.r[ri];
+        uint64_t raddr = r->addr, rlen = r->len;
+        int rw = r->is_write;
+        for (;;) {
+            uint64_t addr = raddr + off;
+            if (!T->mem.can_accept(T->mem.impl, addr, rw)) {
+                st = push_ev(T, mem_retry_at(&T->mem, t), EV_GMSUB, c, p, 0);
+                break;
+            }
+            uint64_t chunk = line - (lsh >= 0 ? addr & (line - 1) : addr % line);
+            if (chunk > rlen - off)
+                chunk = rlen - off;
+            /* a posted write is not waited for: the move only needs the
+             * memory system to have taken it (its answer is ignored) */
+            int posted = rw && posted_writes;
+            T->mem.next_valid = 0;
+            st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, rw, c, t,
+                               tag_base + (uint64_t)posted, T->d);
+            if (st)
+                break;
+            T->st->core[c].gm_requests++;
+            if (posted) {
+                if (t > pp->gm.last_done)
+                    pp->gm.last_done = t;
+            } else {
+                pp->gm.outstanding++;
+            }
+            sent += chunk;
+            off += chunk;
+            if (off == rlen) {
+                off = 0;
+                if (++ri == rend) {
+                    pp->gm.all_sent = 1;
+                    pp->rf.head = rend;
+                    if (pp->rf.head == pp->rf.tail)
+                        pp->rf.head = pp->rf.tail = 0;
+                    break;
+                }
+                r = &pp->rf.r[ri];
+                raddr = r->addr;
+                rlen = r->len;
+                rw = r->is_write;
+            }
+            at = start + (wsh >= 0 ? sent >> wsh : sent / T->path_width[path]);
+            if (at > t) {
+                st = push_ev(T, at, EV_GMSUB, c, p, 0);
+                break;
             }
         }
+        pp->gm.ri = ri;
+        pp->gm.off = off;
+        pp->gm.sent = sent;
+        if (st || !pp->gm.all_sent)
+            return st;
     }
     if (!pp->gm.outstanding)
         return gm_finish(T, c, p);
@@ -988,8 +1157,9 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
         if (t > T->max_cycles)
             return NPU_OK;   /* the loop reports the watchdog */
         s->cores[c].cycle = t;
+        /* no memset: the step fills every field of op (a 200-byte clear
+         * per instruction was measurable) */
         sim_op op;
-        memset(&op, 0, sizeof op);
         if ((st = sim_core_step(s, c, &op, T->d)))
             return st;
         uint64_t seq = k->seq++;
@@ -1204,13 +1374,35 @@ static void tm_free(tm *T)
         }
         npu_free(T->core);
     }
-    npu_free(T->h.a);
+    if (T->q) {
+        tmq_free(T->q);
+        npu_free(T->q);
+    }
     if (T->mem.free && T->mem.impl)
         T->mem.free(T->mem.impl);
 }
 
+/* log2(v) when v is a power of two, else -1. */
+static int pow2_shift(uint64_t v)
+{
+    if (!v || (v & (v - 1)))
+        return -1;
+    int k = 0;
+    while ((1ull << k) != v)
+        k++;
+    return k;
+}
+
 static npu_status tm_init(tm *T)
 {
+    for (int i = 0; i < CFG_PATH__COUNT; i++) {
+        T->path_width[i] = T->m->path[i].width ? T->m->path[i].width : 1;
+        T->path_wshift[i] = pow2_shift(T->path_width[i]);
+    }
+    T->q = npu_malloc(sizeof *T->q);
+    if (!T->q)
+        return oom(T);
+    tmq_init(T->q);
     T->core = npu_calloc((size_t)T->ncores, sizeof *T->core);
     T->st->core = npu_calloc((size_t)T->ncores, sizeof *T->st->core);
     if (!T->core || !T->st->core)
@@ -1230,7 +1422,9 @@ static npu_status tm_init(tm *T)
             pp->wake_t = TM_NONE;
         }
     }
-    return mem_open(T);
+    npu_status st = mem_open(T);
+    T->mem.line_shift = pow2_shift(T->mem.line);
+    return st;
 }
 
 static npu_status handle(tm *T, const tm_ev *e)
@@ -1284,7 +1478,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         st = wake_scalar(&T, c, 0);
 
     while (!st) {
-        uint64_t tm_next = T.h.n ? T.h.a[0].t : TM_NONE;
+        uint64_t tm_next = tmq_next(T.q);
         uint64_t mem_next = mem_next_ev(&T.mem);
         uint64_t t = tm_next < mem_next ? tm_next : mem_next;
         if (t != TM_NONE && t < T.now)
@@ -1316,6 +1510,10 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             break;
         }
         T.now = t;
+        if (tmq_advance(T.q, t)) {
+            st = oom(&T);
+            break;
+        }
         if (mem_next <= t) {
             T.mem.next_valid = 0;
             T.mem.advance_to(T.mem.impl, t);
@@ -1327,8 +1525,8 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
                 break;
             }
         }
-        while (!st && T.h.n && T.h.a[0].t <= t) {
-            tm_ev e = heap_pop(&T.h);
+        tm_ev e;
+        while (!st && tmq_pop_at(T.q, t, &e)) {
             stats->events++;
             st = handle(&T, &e);
             if (!st && T.err)
