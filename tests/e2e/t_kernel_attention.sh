@@ -5,26 +5,8 @@
 # multiples of the 64-row tiles or of 16), causal and non-causal, head dims
 # 16..128, fp16 and fp32 output, 1 and 2 cores on the small machine and 24
 # cores on the default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_attention.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref attention "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref attention $*"; }
-    "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
-        { cat "$tmp/run.log"; fail "attention $* on $cores cores"; }
-    grep -q "^o: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "attention $*: no passing check of o"; }
-    # synchronisation findings (a flag set twice, left set, never matched)
-    if grep -q "warning" "$tmp/run.log"; then cat "$tmp/run.log"; fail "attention $*: the run has findings"; fi
-    echo "ok: attention $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
-}
+KERNEL=attention OUTPUT=o MODES=""
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 # one tile; several query blocks and key tiles with tails; causal
 check 1 "$small" --bh 1 --sq 64 --sk 64
 check 2 "$small" --bh 2 --sq 200 --sk 150

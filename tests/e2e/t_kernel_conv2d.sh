@@ -5,26 +5,8 @@
 # channel counts that are not multiples of 16, pixel/channel/k tails, fp16
 # and fp32 output, 1 and 2 cores on the small machine and 24 cores on the
 # default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_conv2d.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref conv2d "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref conv2d $*"; }
-    "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
-        { cat "$tmp/run.log"; fail "conv2d $* on $cores cores"; }
-    grep -q "^y: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "conv2d $*: no passing check of y"; }
-    # synchronisation findings (a flag set twice, left set, never matched)
-    if grep -q "warning" "$tmp/run.log"; then cat "$tmp/run.log"; fail "conv2d $*: the run has findings"; fi
-    echo "ok: conv2d $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
-}
+KERNEL=conv2d OUTPUT=y MODES=""
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 # 3x3 same-padding, cin/cout not multiples of 16, two images, 2 cores
 check 2 "$small" --n 2 --cin 20 --h 13 --w 11 --cout 40 --pt 1 --pb 1 --pl 1 --pr 1
 # stride 2x1, dilation 2x3, asymmetric padding, fp32 output

@@ -5,26 +5,8 @@
 # fp32, lengths that are not multiples of the tile, the block or the cores
 # (1, 31, 8193, ...), more tiles than cores (so each core double-buffers),
 # 1 and 2 cores on the small machine, 24 cores on the default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_elementwise.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref elementwise "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref elementwise $*"; }
-    for mode in perf func; do
-        "$NPUSIM" run "$d/launch.json" --mode $mode > "$tmp/run.log" 2>&1 ||
-            { cat "$tmp/run.log"; fail "elementwise $* on $cores cores ($mode)"; }
-        grep -q "^z: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "elementwise $*: no passing check of z"; }
-    done
-    echo "ok: elementwise $* ($cores cores)"
-}
+KERNEL=elementwise OUTPUT=z MODES="perf func"
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 check 1 "$small" --op add --dtype f16 --len 1
 check 1 "$small" --op add --dtype f32 --len 31
 check 2 "$small" --op add --dtype f16 --len 50001

@@ -8,26 +8,8 @@
 # so that one core double-buffers many k steps, a 128 x 256 tile (one L0C
 # slot); 1 and 2 cores on the small
 # machine, 24 on the default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_gemm.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref gemm "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref gemm $*"; }
-    for mode in perf func; do
-        "$NPUSIM" run "$d/launch.json" --mode $mode > "$tmp/run.log" 2>&1 ||
-            { cat "$tmp/run.log"; fail "gemm $* on $cores cores ($mode)"; }
-        grep -q "^C: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "gemm $*: no passing check of C"; }
-    done
-    echo "ok: gemm $* ($cores cores)"
-}
+KERNEL=gemm OUTPUT=C MODES="perf func"
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 check 1 "$small" --dtype f16 --out f32 --m 1 --n 1 --k 1
 check 1 "$small" --dtype f16 --out f32 --m 128 --n 128 --k 128
 check 2 "$small" --dtype f16 --out f32 --m 300 --n 200 --k 500

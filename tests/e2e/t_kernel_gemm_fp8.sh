@@ -6,26 +6,8 @@
 # (not a multiple of 128 or 32) and k (not a multiple of the 128 scale
 # block); many k blocks; 1 and 2 cores on the small machine, 24 on the
 # default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_gemm_fp8.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref gemm_fp8 "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref gemm_fp8 $*"; }
-    for mode in perf func; do
-        "$NPUSIM" run "$d/launch.json" --mode $mode > "$tmp/run.log" 2>&1 ||
-            { cat "$tmp/run.log"; fail "gemm_fp8 $* on $cores cores ($mode)"; }
-        grep -q "^C: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "gemm_fp8 $*: no passing check of C"; }
-    done
-    echo "ok: gemm_fp8 $* ($cores cores)"
-}
+KERNEL=gemm_fp8 OUTPUT=C MODES="perf func"
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 check 1 "$small" --out f32 --m 1 --n 1 --k 1
 check 1 "$small" --out f32 --m 64 --n 128 --k 128
 check 2 "$small" --out f32 --m 300 --n 200 --k 500

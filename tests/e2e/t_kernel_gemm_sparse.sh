@@ -9,26 +9,8 @@
 # the default machine. Then the sparsify command: its metadata for
 # --panel 128 is byte-identical to what the generator made, and it rejects
 # bad input.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_gemm_sparse.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref gemm_sparse "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref gemm_sparse $*"; }
-    for mode in perf func; do
-        "$NPUSIM" run "$d/launch.json" --mode $mode > "$tmp/run.log" 2>&1 ||
-            { cat "$tmp/run.log"; fail "gemm_sparse $* on $cores cores ($mode)"; }
-        grep -q "^C: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "gemm_sparse $*: no passing check of C"; }
-    done
-    echo "ok: gemm_sparse $* ($cores cores)"
-}
+KERNEL=gemm_sparse OUTPUT=C MODES="perf func"
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 check 1 "$small" --dtype f16 --out f32 --m 16 --n 16 --k 4
 check 1 "$small" --dtype f16 --out f32 --m 128 --n 128 --k 128
 check 2 "$small" --dtype f16 --out f32 --m 300 --n 200 --k 512

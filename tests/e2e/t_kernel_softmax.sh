@@ -5,26 +5,8 @@
 # 8/16/64, rows not a multiple of the tile or of the cores), a single
 # element, the longest one-pass row, long rows (two-pass), fp32 and fp16, 1 and 2 cores on the small
 # machine and 24 cores on the default machine.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_kernel_softmax.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-small="$NPU_ROOT/configs/small.json"
-n=0
-check() {  # cores config|default generator-options...
-    cores=$1; cfg=$2; shift 2
-    n=$((n + 1)); d="$tmp/c$n"
-    [ "$cfg" = default ] || set -- "$@" --config "$cfg"
-    "$NPUSIM" ref softmax "$@" --cores "$cores" --seed "$n" -o "$d" > "$tmp/ref.log" 2>&1 ||
-        { cat "$tmp/ref.log"; fail "npusim ref softmax $*"; }
-    "$NPUSIM" run "$d/launch.json" > "$tmp/run.log" 2>&1 ||
-        { cat "$tmp/run.log"; fail "softmax $* on $cores cores"; }
-    grep -q "^y: pass: 0 of" "$tmp/run.log" || { cat "$tmp/run.log"; fail "softmax $*: no passing check of y"; }
-    # synchronisation findings (a flag set twice, left set, never matched)
-    if grep -q "warning" "$tmp/run.log"; then cat "$tmp/run.log"; fail "softmax $*: the run has findings"; fi
-    echo "ok: softmax $* ($cores cores) $(grep '^cycles:' "$tmp/run.log")"
-}
+KERNEL=softmax OUTPUT=y MODES=""
+. "${NPU_ROOT:?}/tests/e2e/lib_kernel.sh"
 check 1 "$small" --dtype f32 --rows 8 --len 64
 check 1 "$small" --dtype f32 --rows 5 --len 1
 check 2 "$small" --dtype f32 --rows 37 --len 100
