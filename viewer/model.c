@@ -1076,7 +1076,7 @@ static int lod_build(vw_lod *lod, const vw_box *a, size_t n)
         lod[L] = (vw_lod){ 0 };
         if (n < 1024)
             continue;
-        uint64_t gap = (uint64_t)VW_LOD_GAP0 << (3 * L);
+        uint64_t gap = (uint64_t)VW_LOD_GAP0 << (2 * L);
         vw_run *r = npu_malloc(NPU_MAX(prev, (size_t)1) * sizeof *r);
         if (!r)
             return -1;

@@ -871,7 +871,7 @@ static const vw_lod *pick_lod(const vw_view *v, const vw_lod *lod)
     double cpp = (v->t1 - v->t0) / (vw_time_x1(v) - vw_time_x0(v));
     const vw_lod *best = NULL;
     for (int L = 0; L < VW_NLOD; L++)
-        if (lod[L].n && (double)((uint64_t)VW_LOD_GAP0 << (3 * L)) <= cpp)
+        if (lod[L].n && (double)((uint64_t)VW_LOD_GAP0 << (2 * L)) <= cpp)
             best = &lod[L];
     return best;
 }

@@ -58,8 +58,8 @@ typedef struct vw_sums {
  * anyway, and a window of W pixels holds at most about W x c / gap runs,
  * so a frame touches O(pixels) runs instead of every box. */
 typedef struct vw_run { uint64_t t0, end; uint32_t count, first; } vw_run;
-#define VW_NLOD 4
-#define VW_LOD_GAP0 256u    /* gap of level 0; each level 8x the one before */
+#define VW_NLOD 6
+#define VW_LOD_GAP0 256u    /* gap of level 0; each level 4x the one before */
 typedef struct vw_lod { vw_run *r; size_t n; } vw_lod;
 
 typedef struct vw_track {
