@@ -66,12 +66,25 @@ static void unit_access(void *user, sim_space sp, uint64_t addr, uint64_t len, i
         notify(s, sp, addr, len, is_write);
 }
 
-/* Point the unit context at core c (cached: only when the core changes). */
+/* Point the unit context at core c (cached: only when the core changes).
+ * In perf and timing modes the cores interleave, so the core changes at
+ * nearly every step: after the first full setup of a run (uctx_core is -1
+ * at every cores reset) only the per-core fields are rewritten. */
 static void setup_uctx(npu_sim *s, int core)
 {
     sim_core *c = &s->cores[core];
     sim_unit_ctx *u = &s->uctx;
     const cfg_machine *m = &s->cfg;
+    if (s->uctx_core >= 0) {
+        for (int sp = SIM_SP_L1; sp < SIM_SP_COUNT; sp++) {
+            u->buf[sp] = c->buf[sp];
+            u->size[sp] = c->bufsize[sp];
+        }
+        u->vmask = &c->vmask;
+        u->x = c->x;
+        s->uctx_core = core;
+        return;
+    }
     memset(u, 0, sizeof *u);
     for (int sp = SIM_SP_L1; sp < SIM_SP_COUNT; sp++) {
         u->buf[sp] = c->buf[sp];
