@@ -76,6 +76,7 @@ typedef struct hchan {
     hpc *pc;
     int32_t *rq, *wq, *aq;  /* request indices, arrival order */
     uint16_t *rqb, *wqb;    /* bank of each rq / wq entry (a compact copy for scans) */
+    uint32_t *rqr, *wqr;    /* row of each rq / wq entry (likewise) */
     int nrq, nwq, naq;
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
     uint32_t *cq_row;       /* the row of each command (a compact copy for scans) */
@@ -91,6 +92,7 @@ typedef struct hchan {
     uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
+    int qnb[2];             /* banks with requests in the read / write queue */
     int ncq_total;
     int rr;
     int wmode, drain_left;
@@ -140,6 +142,8 @@ struct mem_hbm {
     mem_addr dc;
     int dc_valid;
     uint32_t drow_hi[8][256];
+    int dbytes;                              /* address bytes (above the atom) the mapping uses */
+    int drow_hi_used;                        /* some row bit >= 16 is mapped */
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
     /* Kept so that next_event and advance_to need no scan of every channel
@@ -362,10 +366,15 @@ static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
     if (w) h->nwq_all--;
     int32_t *q = w ? ch->wq : ch->rq;
     uint16_t *b = w ? ch->wqb : ch->rqb;
+    uint32_t *rw = w ? ch->wqr : ch->rqr;
     int *n = w ? &ch->nwq : &ch->nrq;
     int bank = b[pos];
-    if (--ch->qcnt[w][bank] == 0 && bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
+    if (--ch->qcnt[w][bank] == 0) {
+        ch->qnb[w]--;
+        if (bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
+    }
     memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
+    memmove(rw + pos, rw + pos + 1, (size_t)(*n - pos - 1) * sizeof *rw);
     q_remove(q, n, pos);
 }
 
@@ -389,7 +398,10 @@ static void build_decode(mem_hbm *h)
             }
             h->dtab[byte][v] = packed;
             h->drow_hi[byte][v] = hi;
+            if (hi) h->drow_hi_used = 1;
         }
+    h->dbytes = (m->nbits + 7) / 8;
+    if (h->dbytes > 8) h->dbytes = 8;
 }
 
 void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
@@ -397,18 +409,22 @@ void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
     const mem_map *m = &h->map;
     uint64_t x = addr >> m->off_bits, packed = 0;
     uint32_t hi = 0;
-    for (int byte = 0; byte < 8 && x; byte++, x >>= 8) {
-        packed |= h->dtab[byte][x & 255];
-        hi |= h->drow_hi[byte][x & 255];
-    }
-    uint32_t f[MF__N];
-    for (int i = 0; i < MF_C; i++) f[i] = (uint32_t)(packed >> dshift[i]) & 63u;
-    f[MF_C] = (uint32_t)(packed >> 36) & 0xfffu;
-    f[MF_R] = (uint32_t)(packed >> 48) | (hi << 16);
+    /* bytes above the mapped bits contribute nothing */
+    int nb = h->dbytes;
+    for (int byte = 0; byte < nb; byte++) packed |= h->dtab[byte][(x >> (8 * byte)) & 255];
+    if (h->drow_hi_used)
+        for (int byte = 0; byte < nb; byte++) hi |= h->drow_hi[byte][(x >> (8 * byte)) & 255];
     uint32_t g[MF__N];
-    memcpy(g, f, sizeof g);
-    for (int i = 0; i < m->nxor; i++)
-        g[m->xt[i]] ^= ((f[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
+    for (int i = 0; i < MF_C; i++) g[i] = (uint32_t)(packed >> dshift[i]) & 63u;
+    g[MF_C] = (uint32_t)(packed >> 36) & 0xfffu;
+    g[MF_R] = (uint32_t)(packed >> 48) | (hi << 16);
+    if (m->nxor) {
+        /* XOR sources are the pre-hash values */
+        uint32_t f[MF__N];
+        memcpy(f, g, sizeof f);
+        for (int i = 0; i < m->nxor; i++)
+            g[m->xt[i]] ^= ((f[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
+    }
     const mem_hbm_cfg *c = &h->cfg.hbm;
     a->stack = (int)g[MF_K];
     a->channel = (int)g[MF_H];
@@ -463,9 +479,11 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
         ch->rqb = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqb);
         ch->wqb = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqb);
+        ch->rqr = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqr);
+        ch->wqr = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqr);
         ch->qcnt[0] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         ch->qcnt[1] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
-        if (!ch->rqb || !ch->wqb || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
+        if (!ch->rqb || !ch->wqb || !ch->rqr || !ch->wqr || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
         if (c->ctrl.merge_reads) {
             uint32_t nb = 64;
             while (nb < 2u * (uint32_t)(c->ctrl.read_queue + h->nbank * cqd + c->ctrl.active_buffer)) nb <<= 1;
@@ -516,7 +534,7 @@ void mem_hbm_free(mem_hbm *h)
         for (int i = 0; i < h->nch; i++) {
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
-            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
+            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb); npu_free(ch->rqr); npu_free(ch->wqr);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row); npu_free(ch->cs);
         }
@@ -870,6 +888,29 @@ static int pre_ok(mem_hbm *h, hchan *ch, const hreq *r, const int32_t *q, int nq
     return !active_in(h, ch, r->pc, r->bank);
 }
 
+/* The request-queue part of tick_fr's pass (see there); skip is a
+ * constant at each call, so each gets its own loop. */
+static inline __attribute__((always_inline))
+void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, int nq, const uint16_t *qbk, const uint32_t *qrw,
+               uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
+               int *raq, const int skip)
+{
+    uint64_t seen_hit = 0, seen_miss = 0;
+    for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
+        if (skip) {
+            int bn = qbk[i];
+            uint64_t bit = (uint64_t)1 << bn;
+            uint64_t *seen = ch->bk[bn].open_row == (int32_t)qrw[i] ? &seen_hit : &seen_miss;
+            if (*seen & bit) continue;
+            *seen |= bit;
+        }
+        hreq *r = &h->pool[q[i]];
+        if (!fr_eval(h, ch, r, t, wake, 0)) continue;
+        if (mem_cmd_is_col(r->need)) { if (*cpick < 0) { *cpick = q[i]; *cpos = i; *caq = 0; } }
+        else if (*rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, nq))) { *rpick = q[i]; *rpos = i; *raq = 0; }
+    }
+}
+
 static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
 {
     hchan *ch = &h->ch[chan];
@@ -891,13 +932,23 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         if (mem_cmd_is_col(r->need)) { if (cpick < 0) { cpick = ch->aq[i]; cpos = i; caq = 1; } }
         else if (want_row && rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, *nq))) { rpick = ch->aq[i]; rpos = i; raq = 1; }
     }
-    if (!blocked)
-        for (int i = 0; i < *nq && (cpick < 0 || rpick < 0); i++) {
-            hreq *r = &h->pool[q[i]];
-            if (!fr_eval(h, ch, r, t, &wake, 0)) continue;
-            if (mem_cmd_is_col(r->need)) { if (cpick < 0) { cpick = q[i]; cpos = i; caq = 0; } }
-            else if (rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, *nq))) { rpick = q[i]; rpos = i; raq = 0; }
-        }
+    /* Every queued request to one bank that hits its open row needs the
+     * same command (the queue holds one direction), ready at the same
+     * cycle; so do all that miss it (PRE or ACT), with the same refresh
+     * and pre_ok verdicts; and later entries arrived no earlier. So past
+     * the oldest of each (bank, hit / miss) pair, the scan learns nothing
+     * new: it skips them from the compact bank and row copies, without
+     * loading the request (nbank <= 64; every entry is evaluated else). */
+    const uint16_t *qbk = ch->wmode ? ch->wqb : ch->rqb;
+    const uint32_t *qrw = ch->wmode ? ch->wqr : ch->rqr;
+    /* worth it only when banks repeat in the queue (a stream, not random
+     * traffic, where the check costs more than the loads it saves) */
+    if (!blocked) {
+        if (h->nbank <= 64 && *nq >= 2 * ch->qnb[ch->wmode])
+            fr_scan_q(h, ch, q, *nq, qbk, qrw, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
+        else
+            fr_scan_q(h, ch, q, *nq, qbk, qrw, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
+    }
 
     /* column slot */
     if (cpick >= 0) {
@@ -1316,7 +1367,14 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
      * queues the channel can sleep until then (not while a refresh
      * sequence is under way: its next step is only found by refresh_cmd;
      * nor when the drain state changed, which the next tick acts on). */
-    if (moved || ch->drain_left != dl0 || (issued && (h->nbank > 64 || ch->nref || ch->nrefb))) return t + 1;
+    if (h->nbank > 64 || ch->drain_left != dl0 || (issued && (ch->nref || ch->nrefb))) {
+        if (issued || moved || ch->drain_left != dl0) return t + 1;
+    } else if (moved && (ch->qpres[ch->drain_left > 0] & ch->cq_room)) {
+        /* another transaction may move next cycle (one moves per cycle;
+         * without room in a bank queue that has requests, none can until
+         * a column command issues) */
+        return t + 1;
+    }
     uint64_t mn = NEVER;
     if (h->nbank <= 64) {
         /* exact: later cycles without an event are skipped; the bound stays
@@ -1435,9 +1493,13 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
         ch->rhash[hb] = ri;
     }
     (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
+    (is_write ? ch->wqr : ch->rqr)[*n] = r->row;
     h->nlive++;
     if (is_write) h->nwq_all++;
-    if (ch->qcnt[r->is_write][r->bank]++ == 0 && r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
+    if (ch->qcnt[r->is_write][r->bank]++ == 0) {
+        ch->qnb[r->is_write]++;
+        if (r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
+    }
     q[(*n)++] = ri;
     if (t < ch->wake) ch->wake = t;
     if (t < h->wake_min) h->wake_min = t;
