@@ -298,10 +298,18 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
     }
     npu_buf_printf(out,
                    "{\"trace\":\"%s\",\"events\":%llu,\"load_s\":%.3f,\"load_cpu_s\":%.3f,"
-                   "\"load_decode_cpu_s\":%.3f,\"load_build_cpu_s\":%.3f,\"load_post_cpu_s\":%.3f,"
+                   "\"load_decode_cpu_s\":%.3f,\"load_build_cpu_s\":%.3f,\"load_post_cpu_s\":%.3f,\"load_post_s\":%.3f,"
+                   "\"load_idle_estimate_s\":%.3f,"
                    "\"frames\":%d,\"size\":\"%dx%d\",",
                    path, (unsigned long long)m.n_events, load, load_cpu, m.load_decode_cpu, m.load_build_cpu,
-                   m.load_post_cpu, nf, w, h);
+                   m.load_post_cpu, m.load_post_wall,
+                   /* what an idle 2-core machine would take: the decoding and
+                    * filing threads overlap, so the longer of the two, then the
+                    * part after them (its CPU on this thread: the other half
+                    * runs in parallel), plus the open before the threads */
+                   NPU_MAX(m.load_decode_cpu, m.load_build_cpu) + m.load_post_cpu +
+                       NPU_MAX(0.0, load_cpu - m.load_decode_cpu - m.load_build_cpu - 2 * m.load_post_cpu),
+                   nf, w, h);
     memcpy(tmp, build, (size_t)nf * sizeof *tmp);
     pct(out, "build_ms", tmp, nf);
     npu_buf_printf(out, ",");

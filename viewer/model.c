@@ -399,7 +399,7 @@ typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
 {
-    double t_start = now_s(), c_start = thread_cpu(), c_post = 0;
+    double t_start = now_s(), c_start = thread_cpu(), c_post = 0, w_post = 0;
     memset(m, 0, sizeof *m);
     m->r = r;
     m->meta = trc_reader_meta(r);
@@ -637,6 +637,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     }
     pipe_end(&pp);
     c_post = thread_cpu();
+    w_post = now_s();
     m->load_decode_cpu = pp.cpu;
     m->load_build_cpu = c_post - c_start;
     st = trc_iter_error(it, d);
@@ -652,31 +653,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             st = npu_errf(d, NPU_EFORMAT, "trace has no events");
         goto fail;
     }
-    for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++) {
-        vw_track *t = &m->tracks[i];
-        t->cum = npu_malloc((t->n + 1) * sizeof *t->cum);
-        if (!t->cum)
-            goto oom;
-        t->maxend = npu_malloc((t->n + 1) * sizeof *t->maxend);
-        t->smaxend = npu_malloc((t->ns + 1) * sizeof *t->smaxend);
-        if (!t->maxend || !t->smaxend)
-            goto oom;
-        t->cum[0] = 0;
-        uint64_t me = 0;
-        for (size_t k = 0; k < t->n; k++) {
-            t->cum[k + 1] = t->cum[k] + t->box[k].dur;
-            me = NPU_MAX(me, t->box[k].t0 + t->box[k].dur);
-            t->maxend[k] = me;
-        }
-        me = 0;
-        for (size_t k = 0; k < t->ns; k++) {
-            me = NPU_MAX(me, t->stall[k].t0 + t->stall[k].dur);
-            t->smaxend[k] = me;
-            unsigned op = t->stall[k].op;
-            m->pipe_stall[i % TRC_NPIPES] += t->stall[k].dur;
-            m->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
-        }
-    }
+    /* prefix arrays, stall totals, summaries, levels of detail and grids:
+     * per core, on two threads */
     if (build_sums(m))
         goto oom;
     /* per-counter totals: each unit's last (cumulative) sample */
@@ -703,6 +681,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     npu_free(fnext);
     m->load_seconds = now_s() - t_start;
     m->load_post_cpu = thread_cpu() - c_post;
+    m->load_post_wall = now_s() - w_post;
     (void)n_ev;
     return NPU_OK;
 oom:
@@ -1072,6 +1051,7 @@ static void track_range(const vw_track *t, int stalls, uint64_t t0, uint64_t t1,
 static int lod_build(vw_lod *lod, const vw_box *a, size_t n)
 {
     size_t prev = n;
+    const vw_run *src = NULL;   /* the runs of the last kept level (NULL: the boxes) */
     for (int L = 0; L < VW_NLOD; L++) {
         lod[L] = (vw_lod){ 0 };
         if (n < 1024)
@@ -1082,20 +1062,23 @@ static int lod_build(vw_lod *lod, const vw_box *a, size_t n)
             return -1;
         size_t nr = 0;
         int wide = 0;   /* the open run is one wide box */
-        for (size_t i = 0; i < n; i++) {
-            uint64_t e = a[i].t0 + a[i].dur;
-            int w = a[i].dur >= gap;
-            /* a box overlapping the open run always joins it, so runs are
+        /* Each level merges the runs of the level below (or the boxes):
+         * what that level merged has gaps and boxes under its smaller gap,
+         * so the result is what merging the boxes would give. */
+        for (size_t i = 0; i < prev; i++) {
+            vw_run x = src ? src[i] : (vw_run){ a[i].t0, a[i].t0 + a[i].dur, 1, (uint32_t)i };
+            int w = x.count == 1 && x.end - x.t0 >= gap;
+            /* a run overlapping the open one always joins it, so runs are
              * disjoint and sorted by start and by end alike */
-            if (nr && (a[i].t0 < r[nr - 1].end || (!wide && !w && a[i].t0 < r[nr - 1].end + gap))) {
-                r[nr - 1].end = NPU_MAX(r[nr - 1].end, e);
-                r[nr - 1].count++;
+            if (nr && (x.t0 < r[nr - 1].end || (!wide && !w && x.t0 < r[nr - 1].end + gap))) {
+                r[nr - 1].end = NPU_MAX(r[nr - 1].end, x.end);
+                r[nr - 1].count += x.count;
                 wide = 0;
                 continue;
             }
             if (nr == prev)
                 break;  /* no fewer runs than the level below: not kept */
-            r[nr++] = (vw_run){ a[i].t0, e, 1, (uint32_t)i };
+            r[nr++] = x;
             wide = w;
         }
         if (nr * 4 > prev * 3) {
@@ -1106,6 +1089,7 @@ static int lod_build(vw_lod *lod, const vw_box *a, size_t n)
         lod[L].r = q ? q : r;
         lod[L].n = nr;
         prev = nr;
+        src = lod[L].r;
     }
     return 0;
 }
@@ -1118,7 +1102,39 @@ static void lod_free(vw_lod *lod)
     }
 }
 
-typedef struct sums_job { vw_model *m; size_t first, step; int err; } sums_job;
+typedef struct sums_job {
+    vw_model *m;
+    size_t first, step;
+    int err;
+    uint64_t pipe_stall[TRC_NPIPES], cause_stall[8];    /* this job's share */
+} sums_job;
+
+/* cum[] and maxend[] of a track's boxes, smaxend[] of its stalls, and the
+ * job's stall totals per pipe and cause */
+static int prefix_arrays(vw_track *t, unsigned pipe, sums_job *j)
+{
+    t->cum = npu_malloc((t->n + 1) * sizeof *t->cum);
+    t->maxend = npu_malloc((t->n + 1) * sizeof *t->maxend);
+    t->smaxend = npu_malloc((t->ns + 1) * sizeof *t->smaxend);
+    if (!t->cum || !t->maxend || !t->smaxend)
+        return -1;
+    t->cum[0] = 0;
+    uint64_t me = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        t->cum[k + 1] = t->cum[k] + t->box[k].dur;
+        me = NPU_MAX(me, t->box[k].t0 + t->box[k].dur);
+        t->maxend[k] = me;
+    }
+    me = 0;
+    for (size_t k = 0; k < t->ns; k++) {
+        me = NPU_MAX(me, t->stall[k].t0 + t->stall[k].dur);
+        t->smaxend[k] = me;
+        unsigned op = t->stall[k].op;
+        j->pipe_stall[pipe] += t->stall[k].dur;
+        j->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
+    }
+    return 0;
+}
 
 /* Add the boxes' cycles to the grid cells they cover (g = ngrid + 1 cells,
  * cell k + 1 = cycles in [k, k + 1) << shift, made prefix sums later). */
@@ -1143,7 +1159,7 @@ static void *sums_worker(void *arg)
         uint64_t *ug = m->ugrid + (size_t)c * (m->ngrid + 1), *mg = m->mgrid + (size_t)c * (m->ngrid + 1);
         for (unsigned p = 0; p < TRC_NPIPES && !j->err; p++) {
             vw_track *t = vw_track_at(m, c, p);
-            if (sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns) ||
+            if (prefix_arrays(t, p, j) || sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns) ||
                 lod_build(t->lod, t->box, t->n) || lod_build(t->slod, t->stall, t->ns))
                 j->err = 1;
             grid_add(ug, m->ngrid, m->grid_shift, t->box, t->n);
@@ -1173,7 +1189,7 @@ static int build_sums(vw_model *m)
     m->mgrid = npu_calloc((size_t)m->ncores * (m->ngrid + 1), sizeof *m->mgrid);
     if (!m->ugrid || !m->mgrid)
         return -1;
-    sums_job jobs[2] = { { m, 0, 2, 0 }, { m, 1, 2, 0 } };
+    sums_job jobs[2] = { { m, 0, 2, 0, {0}, {0} }, { m, 1, 2, 0, {0}, {0} } };
     pthread_t th;
     int threaded = pthread_create(&th, NULL, sums_worker, &jobs[1]) == 0;
     if (!threaded)
@@ -1181,6 +1197,12 @@ static int build_sums(vw_model *m)
     sums_worker(&jobs[0]);
     if (threaded)
         pthread_join(th, NULL);
+    for (int k = 0; k < 2; k++) {
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            m->pipe_stall[p] += jobs[k].pipe_stall[p];
+        for (unsigned c = 0; c < 8; c++)
+            m->cause_stall[c] += jobs[k].cause_stall[c];
+    }
     return jobs[0].err || (threaded && jobs[1].err) ? -1 : 0;
 }
 

@@ -139,6 +139,7 @@ typedef struct vw_model {
      * what runs after both (prefix arrays, summaries); on an idle machine
      * the wall time is about max(decode, build) + post */
     double load_decode_cpu, load_build_cpu, load_post_cpu;
+    double load_post_wall;      /* wall seconds of the part after decoding */
     /* roofline roofs from the embedded config */
     double peak_ops_per_cycle;  /* chip, 2 x MACs */
     double peak_bytes_per_cycle;

@@ -287,6 +287,41 @@ START_TEST(t_range_summaries)
         ck_assert(g == tr->n || tr->box[g].t0 >= a);
         ck_assert(g == 0 || tr->box[g - 1].t0 < a);
     }
+    /* levels of detail: runs sorted and disjoint, counting every box once,
+     * each box inside its run, gaps between runs at least the level's gap
+     * unless a long box stands alone */
+    int levels = 0;
+    for (uint32_t c = 0; c < m.ncores; c++)
+        for (unsigned p = 0; p < 3; p++) {
+            const vw_track *tr = vw_track_at(&m, c, p);
+            for (int L = 0; L < VW_NLOD; L++) {
+                const vw_lod *ld = &tr->lod[L];
+                if (!ld->n)
+                    continue;
+                levels++;
+                uint64_t gap = (uint64_t)VW_LOD_GAP0 << (2 * L), total = 0;
+                for (size_t i = 0; i < ld->n; i++) {
+                    const vw_run *r = &ld->r[i];
+                    total += r->count;
+                    ck_assert_uint_lt(r->first, tr->n);
+                    ck_assert_uint_eq(r->t0, tr->box[r->first].t0);
+                    for (uint32_t k = r->first; k < r->first + r->count; k++) {
+                        ck_assert_uint_ge(tr->box[k].t0, r->t0);
+                        ck_assert_uint_le(tr->box[k].t0 + tr->box[k].dur, r->end);
+                    }
+                    if (i) {
+                        const vw_run *q = &ld->r[i - 1];
+                        ck_assert_uint_ge(r->t0, q->end);
+                        /* a run that starts with a long box (one that stood alone at
+                         * some level) keeps its own, absorbing boxes it overlaps */
+                        int wide = (q->count == 1 && q->end - q->t0 >= gap) || tr->box[r->first].dur >= VW_LOD_GAP0;
+                        ck_assert_msg(wide || r->t0 >= q->end + gap, "L%d i%zu q %llu-%llu c%u r %llu-%llu c%u", L, i, (unsigned long long)q->t0, (unsigned long long)q->end, q->count, (unsigned long long)r->t0, (unsigned long long)r->end, r->count);
+                    }
+                }
+                ck_assert_uint_eq(total, tr->n);
+            }
+        }
+    ck_assert_int_gt(levels, 0);
     vw_table_free(&tab);
     vw_table_free(&hot);
     vw_flame_free(&f);
