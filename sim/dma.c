@@ -131,8 +131,27 @@ static npu_status chk_aligned(const mv *m, sim_space sp, uint64_t v, const char 
 
 /* Transpose unit of trans: S x S elements, S = 32 / esize, stored as S rows
  * of 32 bytes (16x16 for 2-byte, 32x32 for 1-byte, 8x8 for 4-byte types). */
+#define TRANSPOSE_AS(T, S)                                                        \
+    do {                                                                          \
+        T in_[S][S], out_[S][S];                                                  \
+        memcpy(in_, s, sizeof in_);                                               \
+        for (int r = 0; r < (S); r++)                                             \
+            for (int c = 0; c < (S); c++)                                         \
+                out_[c][r] = in_[r][c];                                           \
+        memcpy(o, out_, sizeof out_);                                             \
+    } while (0)
+
+/* Element moves of a fixed width as whole integers: the generic form (a
+ * memcpy of `es` bytes with es unknown at compile time) was a byte loop,
+ * most of the functional cost of mov.l12l0b.trans in a GEMM. */
 static void transpose_unit(const uint8_t *s, uint8_t *o, int es)
 {
+    switch (es) {
+    case 1: TRANSPOSE_AS(uint8_t, 32); return;
+    case 2: TRANSPOSE_AS(uint16_t, 16); return;
+    case 4: TRANSPOSE_AS(uint32_t, 8); return;
+    default: break;
+    }
     int S = 32 / es;
     for (int r = 0; r < S; r++)
         for (int c = 0; c < S; c++)
