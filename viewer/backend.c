@@ -50,6 +50,9 @@ struct vw_backend {
     int queued;             /* renderer calls since the last flush */
     int clip_on;
     SDL_Rect clip;
+    Uint32 *row;            /* strip32: one pixel row, and covered intervals */
+    int *iv;
+    size_t rowcap;
 };
 
 void vw_backend_set_target(vw_backend *b, void *surface)
@@ -164,6 +167,8 @@ void vw_backend_free(vw_backend *b)
         if (b->font[i])
             TTF_CloseFont(b->font[i]);
     npu_free(b->vx);
+    npu_free(b->row);
+    npu_free(b->iv);
     npu_free(b->idx);
     npu_free(b);
 }
@@ -294,6 +299,104 @@ static void fill32(vw_backend *b, const SDL_Rect *r, Uint32 px)
     }
 }
 
+/* A strip into the 32-bit target: the spans' colours are written once into
+ * a row buffer (in order, later spans over earlier ones), then the covered
+ * intervals are copied into every pixel row of the strip. Integer rects as
+ * SDL's fill makes them: x, y truncated, w, h at least 1. Returns 0 if the
+ * strip cannot be drawn this way (the caller falls back to rects). */
+static int strip32(vw_backend *b, const vw_cmd *c, const vw_span *sp, size_t n)
+{
+    SDL_Surface *sf = b->target;
+    if (sf->format->BytesPerPixel != 4 || SDL_MUSTLOCK(sf))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((sp[i].color & 255) != 255)
+            return 0;   /* translucent: blended rects */
+    SDL_Rect clip = { 0, 0, sf->w, sf->h };
+    if (b->clip_on && !SDL_IntersectRect(&clip, &b->clip, &clip))
+        return 1;
+    int y0 = NPU_MAX((int)c->y, clip.y), y1 = NPU_MIN((int)c->y + NPU_MAX((int)c->h, 1), clip.y + clip.h);
+    if (y1 <= y0 || !n)
+        return 1;
+    if ((size_t)sf->w > b->rowcap) {
+        Uint32 *q = npu_realloc(b->row, (size_t)sf->w * sizeof *q);
+        int *iv = npu_realloc(b->iv, (size_t)sf->w * 2 * sizeof *iv);
+        if (q)
+            b->row = q;
+        if (iv)
+            b->iv = iv;
+        if (!q || !iv)
+            return 0;
+        b->rowcap = (size_t)sf->w;
+    }
+    /* covered intervals, merged as they come (spans are in x order; one that
+     * is not starts a fresh pass below) */
+    size_t ni = 0;
+    int sorted = 1, last = INT32_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int x0 = (int)sp[i].x, x1 = x0 + NPU_MAX((int)sp[i].w, 1);
+        x0 = NPU_MAX(x0, clip.x);
+        x1 = NPU_MIN(x1, clip.x + clip.w);
+        if (x1 <= x0)
+            continue;
+        Uint32 px = SDL_MapRGBA(sf->format, (Uint8)(sp[i].color >> 24), (Uint8)(sp[i].color >> 16),
+                                (Uint8)(sp[i].color >> 8), (Uint8)sp[i].color);
+        for (int x = x0; x < x1; x++)
+            b->row[x] = px;
+        if (x0 < last)
+            sorted = 0;
+        last = x0;
+        if (ni && x0 <= b->iv[2 * ni - 1]) {
+            b->iv[2 * ni - 1] = NPU_MAX(b->iv[2 * ni - 1], x1);
+        } else if (ni < (size_t)sf->w) {
+            b->iv[2 * ni] = x0;
+            b->iv[2 * ni + 1] = x1;
+            ni++;
+        } else {
+            sorted = 0;
+        }
+    }
+    if (!sorted)
+        return 0;   /* (not made by the lanes) */
+    for (int yy = y0; yy < y1; yy++) {
+        Uint32 *dst = (Uint32 *)((Uint8 *)sf->pixels + (size_t)yy * (size_t)sf->pitch);
+        for (size_t k = 0; k < ni; k++)
+            memcpy(dst + b->iv[2 * k], b->row + b->iv[2 * k], (size_t)(b->iv[2 * k + 1] - b->iv[2 * k]) * 4);
+    }
+    return 1;
+}
+
+static void draw_rect(vw_backend *b, float x, float y, float w, float h, uint32_t color)
+{
+    if (b->target && (color & 255) == 255) {
+        /* An opaque rect straight into the surface: what the software
+         * renderer does for it (SDL_FillRect with the same integer
+         * rect and clip) without its per-call command queue, which
+         * cost more than the fill for the thousands of small rects
+         * of a frame. Queued renderer work is flushed first so the
+         * order of drawing stays the order of the commands. */
+        if (b->queued) {
+            SDL_RenderFlush(b->ren);
+            b->queued = 0;
+        }
+        SDL_Rect r = { (int)x, (int)y, NPU_MAX((int)w, 1), NPU_MAX((int)h, 1) };
+        fill32(b, &r, SDL_MapRGBA(b->target->format, (Uint8)(color >> 24), (Uint8)(color >> 16),
+                                  (Uint8)(color >> 8), (Uint8)color));
+        return;
+    }
+    if (b->soft) {
+        b->queued = 1;
+        /* opaque fills skip blending (SDL blends every pixel otherwise) */
+        SDL_SetRenderDrawBlendMode(b->ren, (color & 255) == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
+        SDL_SetRenderDrawColor(b->ren, (Uint8)(color >> 24), (Uint8)(color >> 16),
+                               (Uint8)(color >> 8), (Uint8)color);
+        SDL_FRect r = { x, y, w, h };
+        SDL_RenderFillRectF(b->ren, &r);
+        return;
+    }
+    quad(b, x, y, x + w, y, x + w, y + h, x, y + h, color);
+}
+
 void vw_backend_draw(vw_backend *b, const vw_cmds *l)
 {
     SDL_SetRenderDrawBlendMode(b->ren, SDL_BLENDMODE_BLEND);
@@ -304,34 +407,23 @@ void vw_backend_draw(vw_backend *b, const vw_cmds *l)
         const vw_cmd *c = &l->c[i];
         switch (c->kind) {
         case VW_CMD_RECT:
-            if (b->target && (c->color & 255) == 255) {
-                /* An opaque rect straight into the surface: what the software
-                 * renderer does for it (SDL_FillRect with the same integer
-                 * rect and clip) without its per-call command queue, which
-                 * cost more than the fill for the thousands of small rects
-                 * of a frame. Queued renderer work is flushed first so the
-                 * order of drawing stays the order of the commands. */
+            draw_rect(b, c->x, c->y, c->w, c->h, c->color);
+            break;
+        case VW_CMD_STRIP: {
+            const vw_span *sp = l->sp + c->text;
+            size_t n = c->color;
+            if (b->target) {
                 if (b->queued) {
                     SDL_RenderFlush(b->ren);
                     b->queued = 0;
                 }
-                SDL_Rect r = { (int)c->x, (int)c->y, NPU_MAX((int)c->w, 1), NPU_MAX((int)c->h, 1) };
-                fill32(b, &r, SDL_MapRGBA(b->target->format, (Uint8)(c->color >> 24), (Uint8)(c->color >> 16),
-                                          (Uint8)(c->color >> 8), (Uint8)c->color));
-                break;
+                if (strip32(b, c, sp, n))
+                    break;
             }
-            if (b->soft) {
-                b->queued = 1;
-                /* opaque fills skip blending (SDL blends every pixel otherwise) */
-                SDL_SetRenderDrawBlendMode(b->ren, (c->color & 255) == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
-                SDL_SetRenderDrawColor(b->ren, (Uint8)(c->color >> 24), (Uint8)(c->color >> 16),
-                                       (Uint8)(c->color >> 8), (Uint8)c->color);
-                SDL_FRect r = { c->x, c->y, c->w, c->h };
-                SDL_RenderFillRectF(b->ren, &r);
-                break;
-            }
-            quad(b, c->x, c->y, c->x + c->w, c->y, c->x + c->w, c->y + c->h, c->x, c->y + c->h, c->color);
+            for (size_t k = 0; k < n; k++)
+                draw_rect(b, sp[k].x, c->y, sp[k].w, c->h, sp[k].color);
             break;
+        }
         case VW_CMD_LINE: {
             float dx = c->w - c->x, dy = c->h - c->y, len = sqrtf(dx * dx + dy * dy);
             if (len < 0.01f)

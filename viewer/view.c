@@ -765,6 +765,7 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, const uint64_t *
     double cpp = (v->t1 - v->t0) / (x1 - x0);  /* cycles per pixel */
     uint64_t lo = v->t0 > 0 ? (uint64_t)v->t0 : 0, hi = v->t1 > 0 ? (uint64_t)ceil(v->t1) : 0;
     size_t i = vw_track_first(maxend, n, lo);
+    vw_strip_begin(o, y, h);
     while (i < n && b[i].t0 < hi) {
         double bx0 = vw_t_to_x(v, (double)b[i].t0);
         uint64_t end = b[i].t0 + b[i].dur;
@@ -801,9 +802,9 @@ static void draw_boxes(vw_view *v, vw_cmds *o, const vw_box *b, const uint64_t *
         uint32_t col = stalls ? stall_color(b[i].op) : vw_pipe_color(pipe, b[i].op);
         if (count > 1)
             col = shade(col, 0.82f);  /* merged: a slightly deeper tone says "many" */
-        vw_rect(o, fx0, y, fx1 - fx0, h, col);
+        vw_strip_span(o, fx0, fx1 - fx0, col);
         if (fx1 - fx0 >= 3 && count == 1)
-            vw_rect(o, fx1 - 1, y, 1, h, shade(col, 0.6f));  /* a seam between touching boxes */
+            vw_strip_span(o, fx1 - 1, 1, shade(col, 0.6f));  /* a seam between touching boxes */
         if (labels && count == 1 && fx1 - fx0 > S(v, 28)) {
             const char *nm = vw_op_name(v->m, b[i].op);
             int tw = text_w(v, VW_FONT_SMALL, nm);
@@ -835,6 +836,7 @@ static void draw_runs(vw_view *v, vw_cmds *o, const vw_run *r, size_t n, const v
         else
             z = mid;
     }
+    vw_strip_begin(o, y, h);
     while (i < n && r[i].t0 < hi) {
         double bx0 = vw_t_to_x(v, (double)r[i].t0);
         uint64_t end = r[i].end;
@@ -858,9 +860,9 @@ static void draw_runs(vw_view *v, vw_cmds *o, const vw_run *r, size_t n, const v
         uint32_t col = stalls ? stall_color(op) : vw_pipe_color(pipe, op);
         if (count > 1)
             col = shade(col, 0.82f);
-        vw_rect(o, fx0, y, fx1 - fx0, h, col);
+        vw_strip_span(o, fx0, fx1 - fx0, col);
         if (fx1 - fx0 >= 3 && count == 1)
-            vw_rect(o, fx1 - 1, y, 1, h, shade(col, 0.6f));
+            vw_strip_span(o, fx1 - 1, 1, shade(col, 0.6f));
         i = j;
     }
 }
@@ -1681,8 +1683,36 @@ static vw_cmd *cmd_push(vw_cmds *l)
     return &l->c[l->n++];
 }
 
-void vw_cmds_reset(vw_cmds *l) { l->n = 0; l->slen = 0; l->oom = 0; }
-void vw_cmds_free(vw_cmds *l) { npu_free(l->c); npu_free(l->str); memset(l, 0, sizeof *l); }
+void vw_cmds_reset(vw_cmds *l) { l->n = 0; l->slen = 0; l->nsp = 0; l->strip = SIZE_MAX; l->oom = 0; }
+void vw_cmds_free(vw_cmds *l) { npu_free(l->c); npu_free(l->str); npu_free(l->sp); memset(l, 0, sizeof *l); }
+
+void vw_strip_begin(vw_cmds *l, float y, float h)
+{
+    vw_cmd *c = cmd_push(l);
+    l->strip = SIZE_MAX;
+    if (!c)
+        return;
+    *c = (vw_cmd){ VW_CMD_STRIP, 0, 0, 0, y, 0, h, (uint32_t)l->nsp };
+    l->strip = l->n - 1;
+}
+
+void vw_strip_span(vw_cmds *l, float x, float w, uint32_t rgba)
+{
+    if (w <= 0 || !(rgba & 255) || l->strip >= l->n || l->oom)
+        return;
+    if (l->nsp == l->capsp) {
+        size_t nc = l->capsp ? l->capsp * 2 : 16384;
+        vw_span *q = npu_realloc(l->sp, nc * sizeof *q);
+        if (!q) {
+            l->oom = 1;
+            return;
+        }
+        l->sp = q;
+        l->capsp = nc;
+    }
+    l->sp[l->nsp++] = (vw_span){ x, w, rgba };
+    l->c[l->strip].color++;
+}
 
 void vw_rect(vw_cmds *l, float x, float y, float w, float h, uint32_t rgba)
 {

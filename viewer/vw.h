@@ -212,17 +212,25 @@ npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table 
 void vw_table_free(vw_table *t);
 
 /* ---- draw commands ---------------------------------------------------------- */
-typedef enum vw_cmd_kind { VW_CMD_RECT, VW_CMD_TEXT, VW_CMD_LINE, VW_CMD_CLIP } vw_cmd_kind;
+typedef enum vw_cmd_kind { VW_CMD_RECT, VW_CMD_TEXT, VW_CMD_LINE, VW_CMD_CLIP, VW_CMD_STRIP } vw_cmd_kind;
+/* STRIP: the rects of one lane, which share their y and height: spans
+ * (x, w, colour) drawn in order. The software backend draws a strip a row
+ * at a time (each pixel row one sequential write) instead of thousands of
+ * one-pixel-wide rects that each touch a cache line per row. */
+typedef struct vw_span { float x, w; uint32_t color; } vw_span;
 enum { VW_FONT_UI = 0, VW_FONT_MONO = 1, VW_FONT_SMALL = 2, VW_NFONTS = 3 };
 typedef struct vw_cmd {
     uint8_t kind, font;
     uint32_t color;     /* 0xRRGGBBAA */
     float x, y, w, h;   /* LINE: (x,y) -> (w,h) = second point; CLIP w=0: unclip */
-    uint32_t text;      /* offset of the NUL-terminated text in vw_cmds.str */
+    uint32_t text;      /* offset of the NUL-terminated text in vw_cmds.str;
+                           STRIP: index of its first span (color = span count) */
 } vw_cmd;
 typedef struct vw_cmds {
     vw_cmd *c; size_t n, cap;
     char *str; size_t slen, scap;
+    vw_span *sp; size_t nsp, capsp;
+    size_t strip;       /* the open strip (index in c), SIZE_MAX = none */
     int oom;
 } vw_cmds;
 void vw_cmds_reset(vw_cmds *l);
@@ -231,6 +239,10 @@ void vw_rect(vw_cmds *l, float x, float y, float w, float h, uint32_t rgba);
 void vw_line(vw_cmds *l, float x0, float y0, float x1, float y1, uint32_t rgba);
 void vw_text(vw_cmds *l, float x, float y, int font, uint32_t rgba, const char *s);
 void vw_clip(vw_cmds *l, float x, float y, float w, float h);
+/* Open a strip at (y, h); vw_strip_span adds to the open strip (the last
+ * one begun). */
+void vw_strip_begin(vw_cmds *l, float y, float h);
+void vw_strip_span(vw_cmds *l, float x, float w, uint32_t rgba);
 void vw_unclip(vw_cmds *l);
 
 /* Text measurement is the backend's (fonts); the UI asks through this hook.
