@@ -90,6 +90,7 @@ typedef struct hchan {
     uint64_t cq_dirty;      /* bit b: summary of bank b must be rebuilt */
     uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (lt) of its candidates */
     uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
+    uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int qnb[2];             /* banks with requests in the read / write queue */
@@ -139,7 +140,7 @@ struct mem_hbm {
      * r: 16 bits from 48 and the rest kept apart) */
     uint64_t dtab[8][256];
     uint64_t dc_addr;                        /* one-entry decode cache (can_accept, then submit) */
-    mem_addr dc;
+    struct hloc { uint32_t row; uint16_t chan, bank, bg; uint8_t pc; } dc;
     int dc_valid;
     uint32_t drow_hi[8][256];
     int dbytes;                              /* address bytes (above the atom) the mapping uses */
@@ -374,7 +375,7 @@ static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
         if (bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
     }
     memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
-    memmove(rw + pos, rw + pos + 1, (size_t)(*n - pos - 1) * sizeof *rw);
+    if (rw) memmove(rw + pos, rw + pos + 1, (size_t)(*n - pos - 1) * sizeof *rw);
     q_remove(q, n, pos);
 }
 
@@ -479,11 +480,14 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
         ch->rqb = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqb);
         ch->wqb = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqb);
-        ch->rqr = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqr);
-        ch->wqr = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqr);
+        if (!c->ctrl.cmd_queue) {   /* only the FR-FCFS scan reads them */
+            ch->rqr = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqr);
+            ch->wqr = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqr);
+            if (!ch->rqr || !ch->wqr) goto oom;
+        }
         ch->qcnt[0] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         ch->qcnt[1] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
-        if (!ch->rqb || !ch->wqb || !ch->rqr || !ch->wqr || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
+        if (!ch->rqb || !ch->wqb || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
         if (c->ctrl.merge_reads) {
             uint32_t nb = 64;
             while (nb < 2u * (uint32_t)(c->ctrl.read_queue + h->nbank * cqd + c->ctrl.active_buffer)) nb <<= 1;
@@ -584,6 +588,21 @@ static inline uint64_t ready_at(const mem_hbm *h, const hchan *ch, int cmd, int 
     return r;
 }
 
+/* The pseudo-channel / bus part of ready_at for a command type. */
+static inline uint64_t shared_ready(const mem_hbm *h, const hchan *ch, int cmd, int pc)
+{
+    uint64_t r = ch->bus.nxt[cmd], x = ch->pc[pc].t.nxt[cmd];
+    if (x > r) r = x;
+    if (cmd == MC_ACT && h->cfg.hbm.tFAW && ch->pc[pc].nact >= 4) {
+        const hpc *p = &ch->pc[pc];
+        x = p->faw[p->faw_i] + (uint64_t)h->cfg.hbm.tFAW - (uint64_t)h->a1;
+        if (x > r) r = x;
+    }
+    return r;
+}
+
+static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
+
 static void log_cmd(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
 {
     if (h->nlog == h->caplog) {
@@ -667,6 +686,9 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
             /* the bank's candidates change; its bank group's timing too */
             if (bank >= 0) { ch->cq_dirty |= (uint64_t)1 << bank; ch->lt_dirty |= h->bgmask[bg]; }
             else ch->cq_dirty |= h->pcmask[pc];
+            /* the PC's (and, for a row command, every PC's) shared part */
+            for (int p = is_row_cmd(cmd) ? 0 : pc; p < (is_row_cmd(cmd) ? h->npc : pc + 1); p++)
+                for (int k = 0; k < 4; k++) ch->shr[p][k] = shared_ready(h, ch, dq_kinds[k], p);
         } else if (bank >= 0) ch->cq_lb[bank] = 0;
         else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
     }
@@ -1170,21 +1192,6 @@ static inline uint64_t dq_blocked_mask(const hchan *ch)
     return m;
 }
 
-/* The pseudo-channel / bus part of ready_at for a command type. */
-static inline uint64_t shared_ready(const mem_hbm *h, const hchan *ch, int cmd, int pc)
-{
-    uint64_t r = ch->bus.nxt[cmd], x = ch->pc[pc].t.nxt[cmd];
-    if (x > r) r = x;
-    if (cmd == MC_ACT && h->cfg.hbm.tFAW && ch->pc[pc].nact >= 4) {
-        const hpc *p = &ch->pc[pc];
-        x = p->faw[p->faw_i] + (uint64_t)h->cfg.hbm.tFAW - (uint64_t)h->a1;
-        if (x > r) r = x;
-    }
-    return r;
-}
-
-static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
-
 static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
     if (ch->cq_dirty | ch->lt_dirty) dq_refresh_summaries(h, ch);
@@ -1196,7 +1203,7 @@ static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, i
         for (int k = 0; k < 4; k++) {
             int c = dq_kinds[k];
             uint64_t m = ch->cmask[c] & h->pcmask[p];
-            if (m && shared_ready(h, ch, c, p) <= t) { cand |= m; sr[p] |= 1u << c; }
+            if (m && ch->shr[p][k] <= t) { cand |= m; sr[p] |= 1u << c; }
         }
     cand &= ch->cq_nonempty;
     if (ch->nrefb) cand &= ~dq_blocked_mask(ch);
@@ -1242,7 +1249,7 @@ static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
                 uint64_t v = s->cmd[0] == c ? s->lt[0] : s->lt[1];
                 if (v < lt) lt = v;
             }
-            uint64_t r = shared_ready(h, ch, c, p);
+            uint64_t r = ch->shr[p][k];
             if (lt > r) r = lt;
             if (r < best) best = r;
         }
@@ -1351,7 +1358,17 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
         }
         ch->ncq_total++;
         ch->cq_lb[r->bank] = 0;
-        if (r->bank < 64) ch->cq_dirty |= (uint64_t)1 << r->bank;
+        if (r->bank < 64) {
+            /* appending changes the bank's candidates only if it was empty,
+             * or it is open, has no hit candidate yet and this one hits
+             * (it may be that hit, or make the row-hit cap protect the
+             * row); a newer entry never holds back an older one */
+            const struct dqsum *cs = &ch->cs[r->bank];
+            const hbank *bk = &ch->bk[r->bank];
+            int has_hit = cs->n && mem_cmd_is_col(cs->cmd[cs->n - 1]);
+            if (ch->ncq[r->bank] == 1 || (bk->open_row == (int32_t)r->row && !has_hit))
+                ch->cq_dirty |= (uint64_t)1 << r->bank;
+        }
         ch->cq_min = 0;
         rw_remove(h, ch, drain, i);
         moved = 1;
@@ -1413,10 +1430,40 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
 }
 
 /* ---- public run interface ----------------------------------------------------------------- */
-static void decode_cached(mem_hbm *h, uint64_t addr, mem_addr *a)
+/* What the queues need of an address (flat bank and bank group in the
+ * channel); without XOR terms straight from the packed table bits. */
+static void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
+{
+    const mem_hbm_cfg *c = &h->cfg.hbm;
+    uint32_t k, hc, p, sid, g, b, row;
+    if (h->map.nxor) {
+        mem_addr a;
+        mem_hbm_decode(h, addr, &a);
+        k = (uint32_t)a.stack; hc = (uint32_t)a.channel; p = (uint32_t)a.pc; sid = (uint32_t)a.sid;
+        g = (uint32_t)a.bg; b = (uint32_t)a.bank; row = a.row;
+    } else {
+        uint64_t x = addr >> h->map.off_bits, packed = 0;
+        uint32_t hi = 0;
+        int nb = h->dbytes;
+        for (int byte = 0; byte < nb; byte++) packed |= h->dtab[byte][(x >> (8 * byte)) & 255];
+        if (h->drow_hi_used)
+            for (int byte = 0; byte < nb; byte++) hi |= h->drow_hi[byte][(x >> (8 * byte)) & 255];
+        k = (uint32_t)packed & 63u; hc = (uint32_t)(packed >> 6) & 63u; p = (uint32_t)(packed >> 12) & 63u;
+        sid = (uint32_t)(packed >> 18) & 63u; g = (uint32_t)(packed >> 24) & 63u; b = (uint32_t)(packed >> 30) & 63u;
+        row = (uint32_t)(packed >> 48) | (hi << 16);
+    }
+    uint32_t gf = sid * (uint32_t)c->bankgroups + g;
+    l->chan = (uint16_t)(k * (uint32_t)c->channels + hc);
+    l->pc = (uint8_t)p;
+    l->bg = (uint16_t)(p * (uint32_t)h->ngpc + gf);
+    l->bank = (uint16_t)(p * (uint32_t)h->nbpc + gf * (uint32_t)c->banks + b);
+    l->row = row;
+}
+
+static inline void decode_cached(mem_hbm *h, uint64_t addr, struct hloc *a)
 {
     if (!h->dc_valid || h->dc_addr != addr) {
-        mem_hbm_decode(h, addr, &h->dc);
+        decode_loc(h, addr, &h->dc);
         h->dc_addr = addr;
         h->dc_valid = 1;
     }
@@ -1425,7 +1472,7 @@ static void decode_cached(mem_hbm *h, uint64_t addr, mem_addr *a)
 
 int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 {
-    mem_addr a;
+    struct hloc a;
     decode_cached((mem_hbm *)h, addr, &a);
     const hchan *ch = &h->ch[a.chan];
     return is_write ? ch->nwq < h->cfg.ctrl.write_queue : ch->nrq < h->cfg.ctrl.read_queue;
@@ -1433,7 +1480,7 @@ int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 
 npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
-    mem_addr a;
+    struct hloc a;
     decode_cached(h, addr, &a);
     hchan *ch = &h->ch[a.chan];
     uint64_t t = cycle > h->next_t ? cycle : h->next_t;
@@ -1480,10 +1527,9 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     memset(r, 0, sizeof *r);
     r->addr = addr; r->tag = tag; r->arrive = t;
     r->row = a.row;
-    r->pc = (uint8_t)a.pc;
-    int g = a.sid * h->cfg.hbm.bankgroups + a.bg;
-    r->bg = (uint16_t)(a.pc * h->ngpc + g);
-    r->bank = (uint16_t)(a.pc * h->nbpc + g * h->cfg.hbm.banks + a.bank);
+    r->pc = a.pc;
+    r->bg = a.bg;
+    r->bank = a.bank;
     r->is_write = (uint8_t)(is_write != 0);
     r->epoch = UINT32_MAX;
     r->mnext = r->hnext = -1;
@@ -1493,7 +1539,7 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
         ch->rhash[hb] = ri;
     }
     (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
-    (is_write ? ch->wqr : ch->rqr)[*n] = r->row;
+    if (ch->rqr) (is_write ? ch->wqr : ch->rqr)[*n] = r->row;
     h->nlive++;
     if (is_write) h->nwq_all++;
     if (ch->qcnt[r->is_write][r->bank]++ == 0) {
