@@ -50,6 +50,20 @@ static uint32_t shade(uint32_t c, float f)  /* f > 1 lighter, < 1 darker */
     return (uint32_t)r << 24 | (uint32_t)g << 16 | (uint32_t)b << 8 | (c & 255);
 }
 
+/* src blended over an opaque dst exactly as SDL's software blend fill does
+ * it (premultiplied source, x * y / 255 in integers): a translucent rect
+ * over a known uniform background becomes an opaque one, which the
+ * headless backend fills directly instead of blending every pixel. */
+static uint32_t over(uint32_t src, uint32_t dst)
+{
+    unsigned a = src & 255, ia = 255 - a, out = 255;
+    for (int sh = 8; sh <= 24; sh += 8) {
+        unsigned sc = (src >> sh) & 255, dc = (dst >> sh) & 255;
+        out |= ((ia * dc) / 255 + (sc * a) / 255) << sh;
+    }
+    return out;
+}
+
 uint32_t vw_pipe_color(unsigned pipe, unsigned op)
 {
     static const float f[4] = { 1.0f, 1.18f, 0.86f, 1.32f };
@@ -198,6 +212,8 @@ static void clamp_view(vw_view *v)
         v->scroll_y = 0;
 }
 
+static void overview_compute(vw_view *v);
+
 npu_status vw_view_init(vw_view *v, const vw_model *m, int w, int h, float scale, npu_diag *d)
 {
     memset(v, 0, sizeof *v);
@@ -218,6 +234,7 @@ npu_status vw_view_init(vw_view *v, const vw_model *m, int w, int h, float scale
     v->flame_dirty = v->htab_dirty = v->rtab_dirty = 1;
     v->hsort = 2;
     vw_fit(v);
+    overview_compute(v);
     return NPU_OK;
 }
 
@@ -239,6 +256,8 @@ void vw_view_resize(vw_view *v, int w, int h, float scale)
     if (scale > 0)
         v->scale = scale;
     clamp_view(v);
+    if (v->ov_w != (int)(vw_time_x1(v) - vw_time_x0(v)))
+        overview_compute(v);
 }
 
 void vw_zoom_at(vw_view *v, double x, double factor)
@@ -652,19 +671,15 @@ static void draw_topbar(vw_view *v, vw_cmds *o)
             (S(v, TOPBAR) - line_h(v, VW_FONT_SMALL)) / 2, VW_FONT_SMALL, C_DIM, b);
 }
 
-/* Chip utilisation over the whole run, one sample per pixel column. */
-static void draw_overview(vw_view *v, vw_cmds *o)
+/* The overview's columns: busy cycles of M and of everything per pixel
+ * column of the whole run (mean over cores and pipes). The run does not
+ * change, so this is done once per width, when the view is made or resized,
+ * not in a frame. */
+static void overview_compute(vw_view *v)
 {
     const vw_model *m = v->m;
-    float y = S(v, TOPBAR), h = S(v, OVERVIEW), x0 = vw_time_x0(v), x1 = vw_time_x1(v);
-    vw_rect(o, 0, y, (float)v->w, h, C_BG);
-    vw_text(o, S(v, 8), y + S(v, 4), VW_FONT_SMALL, C_DIM, "overview");
-    vw_text(o, S(v, 8), y + S(v, 4) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, "busy pipes");
-    int W = (int)(x1 - x0);
+    int W = (int)(vw_time_x1(v) - vw_time_x0(v));
     double full = (double)(m->t_end - m->t_min);
-    float base = y + h - S(v, 4), hh = h - S(v, 8);
-    /* per pixel: busy cycles of M and of everything (mean over cores and
-     * pipes); the whole run does not change, so it is computed once per width */
     if (v->ov_w != W) {
         npu_free(v->ov);
         v->ov = npu_calloc((size_t)(W > 0 ? W : 1) * 2, sizeof *v->ov);
@@ -710,12 +725,49 @@ static void draw_overview(vw_view *v, vw_cmds *o)
             v->ov[2 * px + 1] = (float)NPU_MIN(1.0, v->ov[2 * px + 1] / den);
         }
     }
+}
+
+/* Chip utilisation over the whole run, one sample per pixel column. */
+static void draw_overview(vw_view *v, vw_cmds *o)
+{
+    const vw_model *m = v->m;
+    float y = S(v, TOPBAR), h = S(v, OVERVIEW), x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    vw_rect(o, 0, y, (float)v->w, h, C_BG);
+    vw_text(o, S(v, 8), y + S(v, 4), VW_FONT_SMALL, C_DIM, "overview");
+    vw_text(o, S(v, 8), y + S(v, 4) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, "busy pipes");
+    int W = (int)(x1 - x0);
+    double full = (double)(m->t_end - m->t_min);
+    float base = y + h - S(v, 4), hh = h - S(v, 8);
+    if (v->ov_w != W)
+        overview_compute(v);    /* normally done by vw_view_init / vw_view_resize */
+    /* the cube bar is translucent over the all-pipes bar and the background:
+     * drawn as the opaque colours those blends give, in the integer rows
+     * the software fill would cover */
+    const uint32_t ca = 0x4A5A70FF, cc = 0x8C7BC4C0, c_on = over(cc, ca), c_off = over(cc, C_BG);
     for (int px = 0; v->ov && px < W; px++) {
         double fa = v->ov[2 * px], fc = v->ov[2 * px + 1];
+        float xx = x0 + px;
+        int ya = (int)(base - (float)(fa * hh)), ha = (int)(float)(fa * hh);
+        int yc = (int)(base - (float)(fc * hh)), hc = (int)(float)(fc * hh);
         if (fa > 0)
-            vw_rect(o, x0 + px, base - (float)(fa * hh), 1, (float)(fa * hh), 0x4A5A70FF);
-        if (fc > 0)
-            vw_rect(o, x0 + px, base - (float)(fc * hh), 1, (float)(fc * hh), 0x8C7BC4C0);
+            vw_rect(o, xx, (float)ya, 1, (float)NPU_MAX(ha, 1), ca);
+        if (fc > 0) {
+            if (fa <= 0)
+                ha = 0;
+            ha = NPU_MAX(ha, fa > 0 ? 1 : 0);
+            hc = NPU_MAX(hc, 1);
+            /* rows [yc, yc + hc): over the grey bar where it covers [ya, ya + ha) */
+            int lo = NPU_MAX(yc, ya), hi = NPU_MIN(yc + hc, ya + ha);
+            if (hi > lo) {
+                if (lo > yc)
+                    vw_rect(o, xx, (float)yc, 1, (float)(lo - yc), c_off);
+                vw_rect(o, xx, (float)lo, 1, (float)(hi - lo), c_on);
+                if (yc + hc > hi)
+                    vw_rect(o, xx, (float)hi, 1, (float)(yc + hc - hi), c_off);
+            } else {
+                vw_rect(o, xx, (float)yc, 1, (float)hc, c_off);
+            }
+        }
     }
     /* the visible window */
     float wx0 = (float)(x0 + (v->t0 - m->t_min) / full * W), wx1 = (float)(x0 + (v->t1 - m->t_min) / full * W);
@@ -925,11 +977,20 @@ static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, u
         return;
     }
     /* integer column edges shared by neighbours: each edge's prefix is
-     * computed once */
+     * computed once; neighbouring columns that fill the same pixel rows are
+     * one rect */
+    int run_x = 0, run_w = 0, run_y = 0, run_h = 0;
+#define UTIL_FLUSH()                                                                                   \
+    do {                                                                                               \
+        if (run_w)                                                                                     \
+            vw_rect(o, (float)run_x, (float)run_y, (float)run_w, (float)run_h, col);                   \
+        run_w = 0;                                                                                     \
+    } while (0)
     for (int px = 0; px < W; px += step) {
         double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
         if (tz <= m->t_min || ta >= m->t_end) {
             have = 0;
+            UTIL_FLUSH();
             continue;
         }
         uint64_t a = ta > 0 ? (uint64_t)ta : 0, z = tz > 0 ? (uint64_t)tz : 0;
@@ -946,9 +1007,24 @@ static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, u
         pz = z;
         have = 1;
         double f = NPU_MIN(1.0, busy / (double)(z - a) / 3.0);
-        if (f > 0.005)
-            vw_rect(o, (float)(x0 + px), y + h - (float)(f * h), (float)step, (float)(f * h), col);
+        if (f <= 0.005) {
+            UTIL_FLUSH();
+            continue;
+        }
+        /* the integer rows the software fill would cover */
+        float fx = (float)(x0 + px);
+        int yi = (int)(y + h - (float)(f * h)), hi = NPU_MAX((int)(float)(f * h), 1);
+        if (run_w && (yi != run_y || hi != run_h || (int)fx != run_x + run_w))
+            UTIL_FLUSH();
+        if (!run_w) {
+            run_x = (int)fx;
+            run_y = yi;
+            run_h = hi;
+        }
+        run_w += step;
     }
+    UTIL_FLUSH();
+#undef UTIL_FLUSH
 }
 
 static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, float h)
@@ -1221,7 +1297,8 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
             vw_rect(o, 0, y, (float)v->w, r->h, C_PANEL2);
             snprintf(b, sizeof b, "%s core %u", v->collapsed[r->core] ? "▸" : "▾", r->core);
             vw_text(o, S(v, 8), y + (r->h - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI, C_TEXT, b);
-            draw_util(v, o, r->core, y + S(v, 2), r->h - S(v, 3), 0x8C7BC480);
+            /* translucent lavender over the header's panel grey, as an opaque colour */
+            draw_util(v, o, r->core, y + S(v, 2), r->h - S(v, 3), over(0x8C7BC480, C_PANEL2));
             vw_line(o, 0, y + r->h - 1, (float)v->w, y + r->h - 1, C_GRID);
             break;
         }
