@@ -17,6 +17,10 @@
 
 #include "isa/isa_fp.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 typedef struct path { sim_space src, dst; } path;
 
 static int path_of(isa_op op, path *p)
@@ -141,14 +145,49 @@ static npu_status chk_aligned(const mv *m, sim_space sp, uint64_t v, const char 
         memcpy(o, out_, sizeof out_);                                             \
     } while (0)
 
+#ifdef __SSE2__
+/* 8 x 8 2-byte elements, rows `pitch` bytes apart, by the unpack ladder
+ * (16-, 32-, then 64-bit interleaves): pure data movement, so bit-exact. */
+static void tr8x8_u16(const uint8_t *s, uint8_t *o, size_t pitch)
+{
+    __m128i a[8], b[8], c[8];
+    for (int k = 0; k < 8; k++)
+        a[k] = _mm_loadu_si128((const __m128i *)(const void *)(s + (size_t)k * pitch));
+    for (int k = 0; k < 4; k++) {
+        b[2 * k] = _mm_unpacklo_epi16(a[2 * k], a[2 * k + 1]);
+        b[2 * k + 1] = _mm_unpackhi_epi16(a[2 * k], a[2 * k + 1]);
+    }
+    for (int h = 0; h < 2; h++) {
+        /* rows 4h..4h+3: columns 0-1, 2-3 from b[4h], b[4h+2]; 4-5, 6-7 from b[4h+1], b[4h+3] */
+        c[4 * h + 0] = _mm_unpacklo_epi32(b[4 * h], b[4 * h + 2]);
+        c[4 * h + 1] = _mm_unpackhi_epi32(b[4 * h], b[4 * h + 2]);
+        c[4 * h + 2] = _mm_unpacklo_epi32(b[4 * h + 1], b[4 * h + 3]);
+        c[4 * h + 3] = _mm_unpackhi_epi32(b[4 * h + 1], b[4 * h + 3]);
+    }
+    for (int k = 0; k < 4; k++) {
+        _mm_storeu_si128((__m128i *)(void *)(o + (size_t)(2 * k) * pitch), _mm_unpacklo_epi64(c[k], c[4 + k]));
+        _mm_storeu_si128((__m128i *)(void *)(o + (size_t)(2 * k + 1) * pitch), _mm_unpackhi_epi64(c[k], c[4 + k]));
+    }
+}
+#endif
+
 /* Element moves of a fixed width as whole integers: the generic form (a
  * memcpy of `es` bytes with es unknown at compile time) was a byte loop,
- * most of the functional cost of mov.l12l0b.trans in a GEMM. */
+ * most of the functional cost of mov.l12l0b.trans in a GEMM. The 2-byte
+ * unit (fp16/bf16) is four 8 x 8 SSE2 transposes where the host has SSE2. */
 static void transpose_unit(const uint8_t *s, uint8_t *o, int es)
 {
     switch (es) {
     case 1: TRANSPOSE_AS(uint8_t, 32); return;
-    case 2: TRANSPOSE_AS(uint16_t, 16); return;
+    case 2:
+#ifdef __SSE2__
+        for (int bi = 0; bi < 2; bi++)
+            for (int bj = 0; bj < 2; bj++)
+                tr8x8_u16(s + bi * 256 + bj * 16, o + bj * 256 + bi * 16, 32);
+#else
+        TRANSPOSE_AS(uint16_t, 16);
+#endif
+        return;
     case 4: TRANSPOSE_AS(uint32_t, 8); return;
     default: break;
     }

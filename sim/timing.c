@@ -727,7 +727,8 @@ static npu_status pipe_run(tm *T, int c, int p, uint64_t t)
             }
         }
         tm_ent cur = *e;
-        pp->head = (pp->head + 1) % pp->cap;
+        if (++pp->head == pp->cap)   /* (no division: cap is not a constant) */
+            pp->head = 0;
         pp->n--;
         /* a slot freed: a scalar unit stalled on this queue may dispatch */
         if (k->state == S_QFULL && k->pend_pipe == p)
@@ -990,8 +991,11 @@ static npu_status drained(tm *T, int c, uint64_t t)
 static npu_status dispatch_ent(tm *T, int c, int p, const tm_ent *e, uint64_t t)
 {
     tm_pipe *pp = &T->core[c].pipe[p];
-    pp->q[(pp->head + pp->n) % pp->cap] = *e;
-    pp->q[(pp->head + pp->n) % pp->cap].dispatch = t;
+    uint32_t i = pp->head + pp->n;   /* < 2 * cap */
+    if (i >= pp->cap)
+        i -= pp->cap;
+    pp->q[i] = *e;
+    pp->q[i].dispatch = t;
     pp->n++;
     return wake_pipe(T, c, p, t);
 }
