@@ -32,7 +32,16 @@ ls "$tmp"/*.tmp.* >/dev/null 2>&1 && fail "temp files left behind"
 python3 -c "
 import json,sys; d=json.load(open(sys.argv[1]))
 assert d['events'] == 30000, d
-for k in ('load_s','build_ms_p50','build_ms_p99','frame_ms_p50','frame_ms_p99'): assert d[k] >= 0, k
+for k in ('load_s','load_cpu_s','load_decode_cpu_s','load_build_cpu_s','load_post_s','build_ms_p50','build_ms_p99',
+          'frame_ms_p50','frame_ms_p99','frame_ms_max','frame_cpu_ms_p50','frame_cpu_ms_p99','frame_cpu_ms_max'):
+    assert d[k] >= 0, k
+assert d['frame_ms_p50'] <= d['frame_ms_p99'] <= d['frame_ms_max'], d
+# the script covers every view: timeline zooms, a live range, both flame graphs, hotspots, counters
+names = [p['phase'] for p in d['phases']]
+for want in ('timeline-zoom-in', 'timeline-deep-zoom', 'range-select-live', 'flame', 'stall-flame',
+             'hotspots-all-keys', 'counters-range-live'):
+    assert want in names, (want, names)
+assert sum(p['frames'] for p in d['phases']) == d['frames'], d
 " "$tmp/b.json" || fail "--bench JSON"
 
 # damaged and missing traces: exit 1 with a message naming the file, no PNG
