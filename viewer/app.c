@@ -52,8 +52,8 @@ npu_status vw_render_view(vw_view *v, void **out, npu_diag *d)
     vw_cmds cl = {0};
     vw_draw(v, &cl);
     st = cl.oom ? npu_errf(d, NPU_ENOMEM, "npuview: out of memory drawing") : NPU_OK;
-    SDL_SetRenderDrawColor(ren, 0, 0, 0, 255);
-    SDL_RenderClear(ren);
+    /* no clear: every frame starts with an opaque rect over the whole
+     * surface (vw_draw), so clearing first only wrote the pixels twice */
     vw_backend_draw(b, &cl);
     SDL_RenderPresent(ren);
     vw_cmds_free(&cl);
@@ -277,9 +277,7 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
             double a = now_s(), ca = cpu_s(CLOCK_THREAD_CPUTIME_ID);
             vw_draw(&v, &cl);
             double bb = now_s();
-            SDL_SetRenderDrawColor(ren, 0, 0, 0, 255);
-            SDL_RenderClear(ren);
-            vw_backend_draw(b, &cl);
+            vw_backend_draw(b, &cl);  /* as vw_render_view: no clear (see there) */
             SDL_RenderPresent(ren);
             wall[f] = (now_s() - a) * 1e3;
             cpu[f] = (cpu_s(CLOCK_THREAD_CPUTIME_ID) - ca) * 1e3;
