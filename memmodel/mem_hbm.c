@@ -684,7 +684,10 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
         ch->cq_min = 0;
         if (h->nbank <= 64) {
             /* the bank's candidates change; its bank group's timing too */
-            if (bank >= 0) { ch->cq_dirty |= (uint64_t)1 << bank; ch->lt_dirty |= h->bgmask[bg]; }
+            if (bank >= 0) {
+                ch->cq_dirty |= (uint64_t)1 << bank;
+                if (ce[SC_BG] > ce[SC_BANK]) ch->lt_dirty |= h->bgmask[bg];   /* it has bank-group rules */
+            }
             else ch->cq_dirty |= h->pcmask[pc];
             /* the PC's (and, for a row command, every PC's) shared part */
             for (int p = is_row_cmd(cmd) ? 0 : pc; p < (is_row_cmd(cmd) ? h->npc : pc + 1); p++)
