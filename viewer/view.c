@@ -325,13 +325,69 @@ static int cmp_hit(const void *pa, const void *pb, void *ctx)
 {
     const vw_model *m = ctx;
     const vw_search_hit *a = pa, *b = pb;
-    uint64_t x = vw_track_at(m, a->core, a->pipe)->box[a->index].t0;
-    uint64_t y = vw_track_at(m, b->core, b->pipe)->box[b->index].t0;
+    uint64_t x = a->t0, y = b->t0;
+    (void)m;
     if (x != y)
         return x < y ? -1 : 1;
     if (a->core != b->core)
         return a->core < b->core ? -1 : 1;
     return a->pipe < b->pipe ? -1 : a->pipe > b->pipe;
+}
+
+/* Merge the sorted runs of hits (track k: [run[k], run[k + 1])) into one
+ * list in (start, core, pipe) order, as cmp_hit sorts: a heap of the runs'
+ * heads. Returns -1 without memory (the hits are left as they were). */
+static int merge_runs(vw_view *v, const size_t *run, size_t ntr)
+{
+    vw_search_hit *out = npu_malloc(v->nhits * sizeof *out);
+    size_t *pos = npu_malloc((ntr + 1) * sizeof *pos);
+    /* the heap holds (head start, track) keys, so that sifting compares
+     * within one small array */
+    struct hk { uint64_t t0; size_t k; } *heap = npu_malloc((ntr + 1) * sizeof *heap);
+    if (!out || !pos || !heap) {
+        npu_free(out);
+        npu_free(pos);
+        npu_free(heap);
+        return -1;
+    }
+    size_t nh = 0;
+#define HLESS(a, b) ((a).t0 < (b).t0 || ((a).t0 == (b).t0 && (a).k < (b).k))   /* track order = (core, pipe) */
+    for (size_t k = 0; k < ntr; k++) {
+        pos[k] = run[k];
+        if (run[k] == run[k + 1])
+            continue;
+        size_t i = nh++;
+        heap[i] = (struct hk){ v->hits[run[k]].t0, k };
+        while (i > 0 && HLESS(heap[i], heap[(i - 1) / 2])) {
+            struct hk t = heap[i]; heap[i] = heap[(i - 1) / 2]; heap[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    }
+    for (size_t o = 0; nh; o++) {
+        size_t k = heap[0].k;
+        out[o] = v->hits[pos[k]++];
+        if (pos[k] == run[k + 1])
+            heap[0] = heap[--nh];
+        else
+            heap[0].t0 = v->hits[pos[k]].t0;
+        for (size_t i = 0;;) {  /* sift down */
+            size_t l = 2 * i + 1, r = l + 1, b = i;
+            if (l < nh && HLESS(heap[l], heap[b]))
+                b = l;
+            if (r < nh && HLESS(heap[r], heap[b]))
+                b = r;
+            if (b == i)
+                break;
+            struct hk t = heap[i]; heap[i] = heap[b]; heap[b] = t;
+            i = b;
+        }
+    }
+#undef HLESS
+    npu_free(v->hits);
+    v->hits = out;
+    npu_free(pos);
+    npu_free(heap);
+    return 0;
 }
 
 static void goto_hit(vw_view *v)
@@ -401,10 +457,29 @@ size_t vw_search(vw_view *v, const char *q)
     int is_pc = (q[0] == '0' && (q[1] == 'x' || q[1] == 'X')) && end && !*end;
     size_t cap = 0;
     const size_t limit = (size_t)1 << 21;
+    /* per track, its hits are a run already sorted by start: the runs are
+     * merged below instead of sorting all hits (a sort of 2 M hits, each
+     * comparison two random loads, took most of a second) */
+    size_t ntr = (size_t)m->ncores * TRC_NPIPES;
+    size_t *run = npu_calloc(ntr + 1, sizeof *run);
+    if (!run) {
+        npu_free(stm);
+        return 0;
+    }
     if (any_op || any_st || is_pc)
         for (uint32_t c = 0; c < m->ncores; c++)
             for (unsigned p = 0; p < TRC_NPIPES; p++) {
                 const vw_track *t = vw_track_at(m, c, p);
+                run[(size_t)c * TRC_NPIPES + p] = v->nhits;
+                /* a track none of whose leaves match has no hit */
+                int maybe = 0;
+                for (uint32_t l = 0; l < t->sb.nleaf && !maybe; l++) {
+                    const vw_leaf *lf = &t->sb.leaf[l];
+                    maybe = (any_op && (opm[lf->op / 8] >> (lf->op % 8) & 1)) || (any_st && stm[lf->stack]) ||
+                            (is_pc && lf->pc == (uint32_t)pc);
+                }
+                if (!maybe && t->sb.nleaf)
+                    continue;
                 for (size_t i = 0; i < t->n && v->nhits < limit; i++) {
                     const vw_box *b = &t->box[i];
                     int hit = (any_op && (opm[b->op / 8] >> (b->op % 8) & 1)) ||
@@ -419,23 +494,33 @@ size_t vw_search(vw_view *v, const char *q)
                         v->hits = nh;
                         cap = nc;
                     }
-                    v->hits[v->nhits++] = (vw_search_hit){ c, (uint8_t)p, i };
+                    v->hits[v->nhits++] = (vw_search_hit){ c, (uint8_t)p, i, b->t0 };
                 }
             }
 done:
     npu_free(stm);
     if (v->nhits) {
-        qsort_r(v->hits, v->nhits, sizeof *v->hits, cmp_hit, (void *)m);
+        /* runs: track k's hits are [run[k], run[k + 1]) (tracks not reached
+         * before the limit or an allocation failure are empty) */
+        for (size_t k = 0; k < ntr; k++)
+            if (run[k] > v->nhits)
+                run[k] = v->nhits;
+        run[ntr] = v->nhits;
+        for (size_t k = ntr; k-- > 0;)
+            if (run[k] > run[k + 1])
+                run[k] = run[k + 1];
+        if (merge_runs(v, run, ntr))
+            qsort_r(v->hits, v->nhits, sizeof *v->hits, cmp_hit, (void *)m);  /* no memory to merge */
         /* first hit at or after the left edge of the view */
         size_t i = 0;
-        while (i < v->nhits &&
-               vw_track_at(m, v->hits[i].core, v->hits[i].pipe)->box[v->hits[i].index].t0 < v->t0)
+        while (i < v->nhits && (double)v->hits[i].t0 < v->t0)
             i++;
         v->hit_cur = i < v->nhits ? i : 0;
         goto_hit(v);
     } else {
         snprintf(v->status, sizeof v->status, "search \"%s\": no match (opcode, label, function or 0xPC)", q);
     }
+    npu_free(run);
     return v->nhits;
 }
 

@@ -263,7 +263,7 @@ typedef struct vw_hit {     /* what is under a point of the timeline */
     size_t index;           /* box / stall index, flame node, tab, column */
 } vw_hit;
 
-typedef struct vw_search_hit { uint32_t core; uint8_t pipe; size_t index; } vw_search_hit;
+typedef struct vw_search_hit { uint32_t core; uint8_t pipe; size_t index; uint64_t t0; /* of the box */ } vw_search_hit;
 
 typedef struct vw_view {
     const vw_model *m;
