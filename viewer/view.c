@@ -1860,7 +1860,7 @@ void vw_strip_begin(vw_cmds *l, float y, float h)
 
 void vw_strip_span(vw_cmds *l, float x, float w, uint32_t rgba)
 {
-    if (w <= 0 || !(rgba & 255) || l->strip >= l->n || l->oom)
+    if (w <= 0 || !(rgba & 255) || l->strip >= l->n || l->oom || l->c[l->strip].kind != VW_CMD_STRIP)
         return;
     if (l->nsp == l->capsp) {
         size_t nc = l->capsp ? l->capsp * 2 : 16384;
