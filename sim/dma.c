@@ -246,6 +246,26 @@ static npu_status do_bursts(mv *m, int xf, sim_work *w, npu_diag *d)
     account(w, m->p.dst, m->nburst * dlen, 1);
     if (ctx->nodata)
         return NPU_OK;
+    if (m->p.src != SIM_SP_GM && m->p.dst != SIM_SP_GM && m->p.src != m->p.dst) {
+        /* pass 2 between two different on-chip buffers, which cannot
+         * overlap: each burst straight across, one pass over its bytes and
+         * no scratch allocation (pass 1 checked every range) */
+        const uint8_t *sbuf = ctx->buf[m->p.src];
+        uint8_t *dbuf = ctx->buf[m->p.dst];
+        for (uint64_t b = 0; b < m->nburst; b++) {
+            const uint8_t *src = sbuf + m->src + b * m->sstride;
+            uint8_t *dst = dbuf + m->dst + b * m->dstride;
+            if (unit) {
+                for (uint64_t u = 0; u < m->burst; u += unit)
+                    transpose_unit(src + u, dst + u, m->esize);
+            } else {
+                memcpy(dst, src, (size_t)m->burst);
+            }
+            if (dlen > m->burst)
+                memset(dst + m->burst, 0, (size_t)(dlen - m->burst));
+        }
+        return NPU_OK;
+    }
     /* pass 2: through a scratch burst (sources and destinations may overlap
      * in mov.ub2ub; each burst is read whole before it is written) */
     uint8_t *tmp = npu_malloc(2 * dlen + 1);
