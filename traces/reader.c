@@ -8,6 +8,7 @@
  * cursor. A damaged chunk is skipped and listed (trc_reader_damage) with its
  * byte offset; reading goes on with the next chunk. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,13 +44,18 @@ struct trc_reader {
     size_t n_dis;
     trc_damage *dmg;
     size_t n_dmg, cap_dmg;
+    /* Guards dmg and every chunk's checked byte once iterators run: two
+     * iterators (trc_iter_new_part) may decode at once, and both may meet
+     * the same damaged chunk (a part boundary chunk is read by both). */
+    pthread_mutex_t mu;
+    int mu_ok;
     char namebuf[32];
 };
 
 /* ---- damage --------------------------------------------------------------- */
 static void damage(trc_reader *r, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void damage(trc_reader *r, uint64_t off, const char *fmt, ...)
+static void vdamage(trc_reader *r, uint64_t off, const char *fmt, va_list ap)
 {
     if (r->n_dmg == r->cap_dmg) {
         size_t nc = r->cap_dmg ? r->cap_dmg * 2 : 8;
@@ -63,9 +69,43 @@ static void damage(trc_reader *r, uint64_t off, const char *fmt, ...)
     }
     trc_damage *x = &r->dmg[r->n_dmg++];
     x->offset = off;
+    vsnprintf(x->what, sizeof x->what, fmt, ap);
+}
+
+static void lock(trc_reader *r) { if (r->mu_ok) pthread_mutex_lock(&r->mu); }
+static void unlock(trc_reader *r) { if (r->mu_ok) pthread_mutex_unlock(&r->mu); }
+
+static void damage(trc_reader *r, uint64_t off, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->what, sizeof x->what, fmt, ap);
+    lock(r);
+    vdamage(r, off, fmt, ap);
+    unlock(r);
+    va_end(ap);
+}
+
+static uint8_t chunk_checked(trc_reader *r, const chunk_info *c)
+{
+    lock(r);
+    uint8_t v = c->checked;
+    unlock(r);
+    return v;
+}
+
+/* Mark c damaged and list the damage, unless it was marked already (by
+ * another iterator, or an earlier pass). */
+static void chunk_damaged(trc_reader *r, chunk_info *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void chunk_damaged(trc_reader *r, chunk_info *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lock(r);
+    if (c->checked != 2)
+        vdamage(r, c->off, fmt, ap);
+    c->checked = 2;
+    unlock(r);
     va_end(ap);
 }
 
@@ -97,63 +137,138 @@ static int src_read(const trc_reader *r, uint64_t off, void *buf, size_t n)
     return 0;
 }
 
-/* Read, check and inflate chunk i; *out (npu_malloc'd) has h.raw bytes.
- * On damage: lists it (once), marks the chunk and returns -1; -2 on OOM. */
-static int load_chunk(trc_reader *r, size_t i, uint8_t **out)
+/* Reusable buffers of one reader of chunks (an iterator, or a one-off call):
+ * the stored bytes, the raw bytes (with TRC_DEC_PAD zero bytes after them,
+ * so that the record decoder can read a whole record without a bounds check
+ * per byte) and one inflate state, reset per chunk instead of allocated and
+ * freed (inflateInit allocates a 32 KB window, and fresh 200 KB buffers
+ * per chunk are fresh pages the kernel has to fault in). */
+#define TRC_DEC_PAD (TRC_MAX_RECORD + 16)
+typedef struct chunk_buf {
+    uint8_t *st, *raw;
+    size_t cap_st, cap_raw;
+    z_stream z;
+    int z_ok;               /* z is initialised (raw inflate, no zlib header) */
+} chunk_buf;
+
+static void chunk_buf_free(chunk_buf *b)
+{
+    npu_free(b->st);
+    npu_free(b->raw);
+    if (b->z_ok)
+        inflateEnd(&b->z);
+    memset(b, 0, sizeof *b);
+}
+
+static int buf_room(uint8_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    uint8_t *n = npu_realloc(*p, need);
+    if (!n)
+        return -1;
+    *p = n;
+    *cap = need;
+    return 0;
+}
+
+/* Inflate a zlib stream (as compress2 writes it) into out[raw]. The
+ * chunk's CRC, checked before, already proves these are the bytes the
+ * writer wrote, so the stream's own Adler-32 is not computed again: the
+ * 2-byte zlib header is checked and skipped and the deflate data inflated
+ * raw (a header this reader does not expect, e.g. a preset dictionary,
+ * goes through plain inflate). 1 = ok. */
+static int inflate_chunk(chunk_buf *b, const uint8_t *in, uint32_t n, uint8_t *out, uint32_t raw)
+{
+    int plain = n < 6 || (in[0] & 0x0f) != 8 || (in[0] >> 4) > 7 || (in[1] & 0x20) ||
+                ((unsigned)in[0] << 8 | in[1]) % 31 != 0;
+    z_stream z0, *z = &z0;
+    memset(&z0, 0, sizeof z0);
+    if (plain) {
+        if (inflateInit(z) != Z_OK)
+            return 0;
+    } else {
+        if (!b->z_ok) {
+            memset(&b->z, 0, sizeof b->z);
+            if (inflateInit2(&b->z, -15) != Z_OK)
+                return 0;
+            b->z_ok = 1;
+        } else if (inflateReset(&b->z) != Z_OK) {
+            return 0;
+        }
+        z = &b->z;
+        in += 2;
+        n -= 2;
+    }
+    z->next_in = (Bytef *)in;
+    z->avail_in = n;
+    z->next_out = out;
+    z->avail_out = raw;
+    int zr = inflate(z, Z_FINISH);
+    /* raw: the 4 bytes left are the Adler-32 trailer */
+    int ok = zr == Z_STREAM_END && z->total_out == raw && z->avail_in == (plain ? 0u : 4u);
+    if (plain)
+        inflateEnd(z);
+    return ok;
+}
+
+/* Read, check and inflate chunk i into b: *out points into b (valid until
+ * the next call with b) and has h.raw bytes followed by TRC_DEC_PAD zero
+ * bytes. On damage: lists it (once), marks the chunk and returns -1; -2 on
+ * OOM. */
+static int load_chunk_buf(trc_reader *r, size_t i, chunk_buf *b, uint8_t **out)
 {
     chunk_info *c = &r->ch[i];
     *out = NULL;
-    if (c->checked == 2)
+    if (chunk_checked(r, c) == 2)
         return -1;
     const trc_chunk_hdr *h = &c->h;
-    uint8_t *st = npu_malloc(h->stored ? h->stored : 1);
-    if (!st)
+    int z = (h->flags & TRC_CHF_ZLIB) != 0;
+    if (buf_room(&b->st, &b->cap_st, (size_t)h->stored + (z ? 1 : TRC_DEC_PAD)) != 0)
         return -2;
-    if (src_read(r, c->off + TRC_CHUNK_HDR, st, h->stored) != 0) {
-        npu_free(st);
-        c->checked = 2;
-        damage(r, c->off, "chunk at offset %llu: cannot read its %u payload bytes",
-               (unsigned long long)c->off, h->stored);
+    if (src_read(r, c->off + TRC_CHUNK_HDR, b->st, h->stored) != 0) {
+        chunk_damaged(r, c, "chunk at offset %llu: cannot read its %u payload bytes",
+                      (unsigned long long)c->off, h->stored);
         return -1;
     }
-    if (trc_crc(st, h->stored) != h->crc) {
-        npu_free(st);
-        c->checked = 2;
-        damage(r, c->off, "chunk at offset %llu: payload CRC mismatch (%u records lost)",
-               (unsigned long long)c->off, h->count);
+    if (trc_crc(b->st, h->stored) != h->crc) {
+        chunk_damaged(r, c, "chunk at offset %llu: payload CRC mismatch (%u records lost)",
+                      (unsigned long long)c->off, h->count);
         return -1;
     }
-    if (!(h->flags & TRC_CHF_ZLIB)) {
-        *out = st;
+    if (!z) {
+        memset(b->st + h->stored, 0, TRC_DEC_PAD);
+        *out = b->st;
         return 0;
     }
-    uint8_t *raw = npu_malloc(h->raw ? h->raw : 1);
-    if (!raw) {
-        npu_free(st);
+    if (buf_room(&b->raw, &b->cap_raw, (size_t)h->raw + TRC_DEC_PAD) != 0)
         return -2;
-    }
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    int ok = inflateInit(&z) == Z_OK;
-    if (ok) {
-        z.next_in = st;
-        z.avail_in = h->stored;
-        z.next_out = raw;
-        z.avail_out = h->raw;
-        int zr = inflate(&z, Z_FINISH);
-        ok = zr == Z_STREAM_END && z.total_out == h->raw && z.avail_in == 0;
-        inflateEnd(&z);
-    }
-    npu_free(st);
-    if (!ok) {
-        npu_free(raw);
-        c->checked = 2;
-        damage(r, c->off, "chunk at offset %llu: does not inflate to its %u bytes",
-               (unsigned long long)c->off, h->raw);
+    if (!inflate_chunk(b, b->st, h->stored, b->raw, h->raw)) {
+        chunk_damaged(r, c, "chunk at offset %llu: does not inflate to its %u bytes",
+                      (unsigned long long)c->off, h->raw);
         return -1;
     }
-    *out = raw;
+    memset(b->raw + h->raw, 0, TRC_DEC_PAD);
+    *out = b->raw;
     return 0;
+}
+
+/* The same into a buffer of its own (*out npu_malloc'd, h.raw bytes): for
+ * the meta, disassembly and index chunks, read once. */
+static int load_chunk(trc_reader *r, size_t i, uint8_t **out)
+{
+    chunk_buf b;
+    memset(&b, 0, sizeof b);
+    uint8_t *p;
+    int rc = load_chunk_buf(r, i, &b, &p);
+    *out = NULL;
+    if (rc == 0) {
+        /* hand over whichever buffer holds the bytes */
+        *out = p == b.raw ? b.raw : b.st;
+        if (p == b.raw) b.raw = NULL; else b.st = NULL;
+    }
+    chunk_buf_free(&b);
+    return rc;
 }
 
 /* ---- chunk table ------------------------------------------------------------ */
@@ -598,6 +713,8 @@ void trc_close(trc_reader *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
+    if (r->mu_ok)
+        pthread_mutex_destroy(&r->mu);
     npu_free(r->ch);
     npu_free(r->ev_sorted);
     for (size_t i = 0; i < r->n_strs; i++)
@@ -628,6 +745,7 @@ static int cmp_ev_chunk_ctx(const chunk_info *ch, size_t a, size_t b)
 
 static trc_reader *open_common(trc_reader *r, const char *name, npu_diag *d)
 {
+    r->mu_ok = pthread_mutex_init(&r->mu, NULL) == 0;
     uint8_t h[TRC_HEADER_SIZE];
     if (r->size < TRC_HEADER_SIZE || src_read(r, 0, h, sizeof h) != 0) {
         npu_errf(d, NPU_EFORMAT, "%s: %llu bytes: too short for a trace header (%d bytes)",
@@ -810,24 +928,264 @@ void trc_reader_time_range(const trc_reader *r, uint64_t *t_min, uint64_t *t_end
     if (t_end) *t_end = b;
 }
 
+/* ---- the iterator's record decoder -------------------------------------------
+ * The same records as trc_decode (codec.c; docs/trace-format.md), decoded
+ * for speed, since a viewer load is mostly this loop:
+ * - the kind's slot set is a compile-time constant in each case of the
+ *   switch (expanded from events.def), so the per-slot tests fold away;
+ * - delta streams of the usual ids (core / channel < 64, counter unit and
+ *   id < 32) sit in direct tables validated by a per-chunk generation,
+ *   instead of a hash-map probe per record; other ids use a map;
+ * - varints are read without a bounds check per byte: chunk buffers carry
+ *   TRC_DEC_PAD zero bytes after the records (longer than any record), and a
+ *   record that ends past the chunk's end is malformed, exactly the records
+ *   the checked decoder rejects for running out of bytes.
+ * Malformed input is rejected by the same rules as trc_decode. */
+typedef struct dstream { uint64_t t0, addr, val; } dstream;
+typedef struct dslot { uint32_t gen, pad_; dstream s; } dslot;
+#define FD_IDS 64   /* core / channel ids with a direct stream table */
+#define FD_CTR 32   /* counter units and ids with one */
+typedef struct fdec {
+    uint32_t gen;           /* slots of another generation are unused */
+    uint32_t last_core;
+    int have_core;
+    dslot core[FD_IDS * 8];     /* (core, pipe or 7 = no pipe) */
+    dslot hbm[FD_IDS * 8];      /* (channel, pseudo-channel) */
+    dslot ctr[FD_CTR * FD_CTR]; /* (unit, counter id) */
+    trc_map map;                /* other stream keys -> pool index */
+    dstream *pool;
+    size_t n_pool, cap_pool;
+} fdec;
+
+static void fd_reset(fdec *d)
+{
+    if (++d->gen == 0) {    /* wrapped: forget every slot */
+        memset(d->core, 0, sizeof d->core);
+        memset(d->hbm, 0, sizeof d->hbm);
+        memset(d->ctr, 0, sizeof d->ctr);
+        d->gen = 1;
+    }
+    d->have_core = 0;
+    d->last_core = 0;
+    trc_map_clear(&d->map);
+    d->n_pool = 0;
+}
+
+static void fd_free(fdec *d)
+{
+    trc_map_free(&d->map);
+    npu_free(d->pool);
+}
+
+/* The stream of a key outside the direct tables (keys as codec.c's). */
+static dstream *fd_slow(fdec *d, uint64_t key)
+{
+    int fresh = 0;
+    uint64_t *v = trc_map_get(&d->map, key, &fresh);
+    if (!v)
+        return NULL;
+    if (fresh) {
+        if (d->n_pool == d->cap_pool) {
+            size_t nc = d->cap_pool ? d->cap_pool * 2 : 64;
+            dstream *np = npu_realloc(d->pool, nc * sizeof *np);
+            if (!np) {
+                trc_map_del(&d->map, key);
+                return NULL;
+            }
+            d->pool = np;
+            d->cap_pool = nc;
+        }
+        *v = d->n_pool;
+        d->pool[d->n_pool++] = (dstream){ 0, 0, 0 };
+    }
+    return &d->pool[*v];
+}
+
+static inline dstream *fd_stream(fdec *d, unsigned cls, uint32_t core, uint32_t sub)
+{
+    dslot *s = NULL;
+    if (cls == TRC_CLASS_CORE) {
+        if (core < FD_IDS)
+            s = &d->core[core * 8 + sub];
+    } else if (cls == TRC_CLASS_HBM) {
+        if (core < FD_IDS)
+            s = &d->hbm[core * 8 + sub];
+    } else if (core < FD_CTR && sub < FD_CTR) {
+        s = &d->ctr[core * FD_CTR + sub];
+    }
+    if (s) {
+        if (s->gen != d->gen) {
+            s->gen = d->gen;
+            s->s = (dstream){ 0, 0, 0 };
+        }
+        return &s->s;
+    }
+    uint64_t key = cls == TRC_CLASS_COUNTER ? ((uint64_t)core << 34) ^ ((uint64_t)sub << 2) ^ 1
+                 : cls == TRC_CLASS_HBM ? (((uint64_t)core << 8 | sub) << 2) | 2
+                 : ((uint64_t)core << 8 | sub) << 2;
+    return fd_slow(d, key);
+}
+
+/* LEB128 without bounds checks (see above); *bad on an overlong 10th byte. */
+static inline uint64_t fd_uv(const uint8_t **pp, int *bad)
+{
+    const uint8_t *p = *pp;
+    uint64_t b = *p++;
+    if (b < 0x80) {
+        *pp = p;
+        return b;
+    }
+    uint64_t v = b & 0x7f;
+    for (unsigned sh = 7;; sh += 7) {
+        b = *p++;
+        if (sh == 63) {
+            if (b > 1)
+                *bad = 1;
+            v |= b << 63;
+            break;
+        }
+        v |= (b & 0x7f) << sh;
+        if (b < 0x80)
+            break;
+    }
+    *pp = p;
+    return v;
+}
+
+#define FD_HAS(s) (slots & (1u << TRC_SLOT_##s))
+static inline __attribute__((always_inline)) int
+fd_body(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e, unsigned tag,
+        unsigned kind, unsigned cls, unsigned slots)
+{
+    const uint8_t *p = *pp;
+    int bad = 0;
+    unsigned pipe = tag >> 5;
+    if (!FD_HAS(PIPE) && pipe)
+        return -1;
+    uint32_t core;
+    if (tag & 0x10) {
+        if (!d->have_core)
+            return -1;
+        core = d->last_core;
+    } else {
+        uint64_t v = fd_uv(&p, &bad);
+        if (v > UINT32_MAX)
+            return -1;
+        core = (uint32_t)v;
+    }
+    d->have_core = 1;
+    d->last_core = core;
+    uint8_t pipe2 = 0;
+    uint32_t id = 0, aux = 0;
+    if (FD_HAS(PIPE2))
+        pipe2 = *p++;
+    if (FD_HAS(ID)) {
+        uint64_t v = fd_uv(&p, &bad);
+        if (v > UINT32_MAX)
+            return -1;
+        id = (uint32_t)v;
+    }
+    if (FD_HAS(AUX)) {
+        uint64_t v = fd_uv(&p, &bad);
+        if (v > UINT32_MAX)
+            return -1;
+        aux = (uint32_t)v;
+    }
+    if (bad || p > end)
+        return -1;
+    uint32_t sub = cls == TRC_CLASS_COUNTER ? id : cls == TRC_CLASS_HBM ? pipe
+                 : FD_HAS(PIPE) ? pipe : 7;
+    dstream *st = fd_stream(d, cls, core, sub);
+    if (!st)
+        return -2;
+    uint64_t t0 = st->t0 + trc_unzz(fd_uv(&p, &bad)), t1 = 0, t2 = 0, addr = 0, addr2 = 0, val = 0;
+    st->t0 = t0;
+    if (FD_HAS(T1)) t1 = t0 + trc_unzz(fd_uv(&p, &bad));
+    if (FD_HAS(T2)) t2 = t0 - trc_unzz(fd_uv(&p, &bad));
+    if (FD_HAS(ADDR)) {
+        addr = st->addr + trc_unzz(fd_uv(&p, &bad));
+        st->addr = addr;
+    }
+    if (FD_HAS(ADDR2)) addr2 = addr + trc_unzz(fd_uv(&p, &bad));
+    if (FD_HAS(VAL)) {
+        val = st->val + trc_unzz(fd_uv(&p, &bad));
+        st->val = val;
+    }
+    if (bad || p > end)
+        return -1;
+    *pp = p;
+    e->kind = (uint8_t)kind;
+    e->pipe = (uint8_t)pipe;
+    e->pipe2 = pipe2;
+    e->pad_ = 0;
+    e->core = core;
+    e->id = id;
+    e->aux = aux;
+    e->addr = addr;
+    e->addr2 = addr2;
+    e->t0 = t0;
+    e->t1 = t1;
+    e->t2 = t2;
+    e->val = val;
+    return 0;
+}
+#undef FD_HAS
+
+#define FD_USED(x) ((sizeof(x) > 1) ? 1u : 0u)
+#define FD_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v)                                    \
+    (FD_USED(c) << TRC_SLOT_CORE | FD_USED(p) << TRC_SLOT_PIPE | FD_USED(p2) << TRC_SLOT_PIPE2 | \
+     FD_USED(i) << TRC_SLOT_ID | FD_USED(a) << TRC_SLOT_AUX | FD_USED(ad) << TRC_SLOT_ADDR |     \
+     FD_USED(ad2) << TRC_SLOT_ADDR2 | FD_USED(t0) << TRC_SLOT_T0 | FD_USED(t1) << TRC_SLOT_T1 |  \
+     FD_USED(t2) << TRC_SLOT_T2 | FD_USED(v) << TRC_SLOT_VAL)
+
+/* One record at *pp (< end, padded after end): 0 ok, -1 malformed, -2 OOM. */
+static int fd_decode(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e)
+{
+    if (*pp >= end)
+        return -1;
+    unsigned tag = *(*pp)++;
+    switch (tag & 15u) {
+#define TRC_EVENT(ID, nm, cl, c, p, p2, i, a, ad, ad2, t0, t1, t2, v, dc)                   \
+    case TRC_##ID:                                                                          \
+        return fd_body(d, pp, end, e, tag, TRC_##ID, TRC_CLASS_##cl,                        \
+                       FD_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v));
+#include "traces/events.def"
+#undef TRC_EVENT
+    default:
+        return -1;
+    }
+}
+#undef FD_SLOTS
+#undef FD_USED
+
 /* ---- iteration ------------------------------------------------------------------ */
 typedef struct cursor {
     size_t chunk;           /* index into r->ch (file order: the tie-break) */
-    uint8_t *raw;
-    trc_cur cur;
-    trc_codec codec;
+    chunk_buf buf;          /* the chunk's bytes (kept when the cursor is reused) */
+    const uint8_t *p, *end; /* next record, end of the records */
+    fdec dec;
     uint32_t left;          /* records not yet decoded */
     uint64_t pos;           /* position of head in the chunk */
     trc_event head;
 } cursor;
 
+/* Cursors in the heap are the chunks being merged (those whose time ranges
+ * overlap the current time); a finished cursor goes to the free list with
+ * its buffers and tables, so a long iteration allocates a handful. */
+#define ITER_SPARE 8
 struct trc_iter {
     trc_reader *r;
     trc_filter f;
+    int all;                /* the filter passes everything: no per-event test */
     size_t *cands;          /* events chunks that may hold matches, by tmin */
     size_t n_cands, next;
     cursor **heap;
     size_t n_heap;
+    cursor *spare[ITER_SPARE];
+    size_t n_spare;
+    /* a part (trc_iter_new_part): events with part_lo <= t0 < part_hi only
+     * (part_hi 0 = no bound) */
+    uint64_t part_lo, part_hi;
     npu_status st;
     npu_diag diag;
 };
@@ -862,16 +1220,24 @@ static void cursor_free(cursor *c)
 {
     if (!c)
         return;
-    npu_free(c->raw);
-    trc_codec_free(&c->codec);
+    chunk_buf_free(&c->buf);
+    fd_free(&c->dec);
     npu_free(c);
+}
+
+static void cursor_drop(trc_iter *it, cursor *c)
+{
+    if (it->n_spare < ITER_SPARE)
+        it->spare[it->n_spare++] = c;
+    else
+        cursor_free(c);
 }
 
 /* Decode up to the next matching record: 1 = head set, 0 = chunk done. */
 static int cursor_advance(trc_iter *it, cursor *c)
 {
     while (c->left > 0) {
-        int rc = trc_decode(&c->codec, &c->cur, &c->head);
+        int rc = fd_decode(&c->dec, &c->p, c->end, &c->head);
         c->left--;
         c->pos++;
         if (rc == -2) {
@@ -880,14 +1246,14 @@ static int cursor_advance(trc_iter *it, cursor *c)
         }
         if (rc != 0) {
             chunk_info *ci = &it->r->ch[c->chunk];
-            if (ci->checked != 2)
-                damage(it->r, ci->off, "chunk at offset %llu: record %llu of %u is malformed "
-                       "(the rest of the chunk is lost)", (unsigned long long)ci->off,
-                       (unsigned long long)c->pos - 1, ci->h.count);
-            ci->checked = 2;
+            chunk_damaged(it->r, ci, "chunk at offset %llu: record %llu of %u is malformed "
+                          "(the rest of the chunk is lost)", (unsigned long long)ci->off,
+                          (unsigned long long)c->pos - 1, ci->h.count);
             return 0;
         }
-        if (passes(&it->f, &c->head))
+        if (c->head.t0 < it->part_lo || (it->part_hi && c->head.t0 >= it->part_hi))
+            continue;
+        if (it->all || passes(&it->f, &c->head))
             return 1;
     }
     return 0;
@@ -932,22 +1298,30 @@ static void heap_sift(trc_iter *it)
 static void iter_reset(trc_iter *it)
 {
     for (size_t i = 0; i < it->n_heap; i++)
-        cursor_free(it->heap[i]);
+        cursor_drop(it, it->heap[i]);
     it->n_heap = 0;
     it->n_cands = 0;
     it->next = 0;
     const trc_reader *r = it->r;
+    uint64_t lo = NPU_MAX(it->f.t_lo, it->part_lo);
     for (size_t i = 0; i < r->n_ev; i++) {
         const trc_chunk_hdr *h = &r->ch[r->ev_sorted[i]].h;
         if (h->tend < it->f.t_lo && h->tmax < it->f.t_lo)
             continue;
+        /* a part's events start at part_lo or later: a chunk whose last
+         * start is earlier holds none */
+        if (h->tmax < lo && lo > it->f.t_lo)
+            continue;
         if (it->f.t_hi && h->tmin >= it->f.t_hi)
+            continue;
+        if (it->part_hi && h->tmin >= it->part_hi)
             continue;
         it->cands[it->n_cands++] = r->ev_sorted[i];
     }
 }
 
-trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d)
+static trc_iter *iter_make(trc_reader *r, const trc_filter *f, uint64_t lo, uint64_t hi,
+                           npu_diag *d)
 {
     trc_iter *it = npu_calloc(1, sizeof *it);
     if (it) {
@@ -961,41 +1335,54 @@ trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d)
     }
     it->r = r;
     it->f = f ? *f : TRC_FILTER_ALL;
+    it->all = it->f.core < 0 && !it->f.pipe_mask && !it->f.kind_mask && !it->f.t_lo && !it->f.t_hi;
+    it->part_lo = lo;
+    it->part_hi = hi;
     iter_reset(it);
     return it;
+}
+
+trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d)
+{
+    return iter_make(r, f, 0, 0, d);
 }
 
 void trc_iter_seek(trc_iter *it, uint64_t t)
 {
     it->f.t_lo = t;
+    it->all = 0;
     iter_reset(it);
 }
 
 static int load_next(trc_iter *it)
 {
     size_t ci = it->cands[it->next++];
-    cursor *c = npu_calloc(1, sizeof *c);
+    cursor *c = it->n_spare ? it->spare[--it->n_spare] : npu_calloc(1, sizeof *c);
     if (!c) {
         it->st = npu_errf(&it->diag, NPU_ENOMEM, "out of memory loading a chunk");
         return -1;
     }
     c->chunk = ci;
-    int rc = load_chunk(it->r, ci, &c->raw);
+    uint8_t *raw;
+    int rc = load_chunk_buf(it->r, ci, &c->buf, &raw);
     if (rc == -2) {
-        npu_free(c);
+        cursor_drop(it, c);
         it->st = npu_errf(&it->diag, NPU_ENOMEM, "out of memory loading a chunk");
         return -1;
     }
     if (rc != 0) {
-        npu_free(c);
+        cursor_drop(it, c);
         return 0;
     }
-    c->cur = (trc_cur){ c->raw, c->raw + it->r->ch[ci].h.raw, 0 };
+    c->p = raw;
+    c->end = raw + it->r->ch[ci].h.raw;
     c->left = it->r->ch[ci].h.count;
+    c->pos = 0;
+    fd_reset(&c->dec);
     if (cursor_advance(it, c))
         heap_push(it, c);
     else
-        cursor_free(c);
+        cursor_drop(it, c);
     return it->st == NPU_OK ? 0 : -1;
 }
 
@@ -1003,35 +1390,32 @@ int trc_iter_next(trc_iter *it, trc_event *e)
 {
     if (it->st != NPU_OK)
         return 0;
-    for (;;) {
-        /* Load every chunk that may start before the current head. */
-        while (it->next < it->n_cands &&
-               (it->n_heap == 0 ||
-                it->r->ch[it->cands[it->next]].h.tmin <= it->heap[0]->head.t0))
-            if (load_next(it) != 0)
-                return 0;
-        if (it->n_heap == 0)
+    /* Load every chunk that may start before the current head. */
+    while (it->next < it->n_cands &&
+           (it->n_heap == 0 ||
+            it->r->ch[it->cands[it->next]].h.tmin <= it->heap[0]->head.t0))
+        if (load_next(it) != 0)
             return 0;
-        cursor *c = it->heap[0];
-        *e = c->head;
-        if (cursor_advance(it, c)) {
+    if (it->n_heap == 0)
+        return 0;
+    cursor *c = it->heap[0];
+    *e = c->head;
+    if (cursor_advance(it, c)) {
+        /* usually the same chunk stays first: two compares, no swap */
+        heap_sift(it);
+    } else {
+        chunk_info *ci = &it->r->ch[c->chunk];
+        if (c->left == 0 && c->p != c->end && it->st == NPU_OK)
+            chunk_damaged(it->r, ci, "chunk at offset %llu: %llu bytes after its last record",
+                          (unsigned long long)ci->off, (unsigned long long)(c->end - c->p));
+        it->heap[0] = it->heap[--it->n_heap];
+        cursor_drop(it, c);
+        if (it->n_heap)
             heap_sift(it);
-        } else {
-            if (c->left == 0 && c->cur.p != c->cur.end && it->r->ch[c->chunk].checked != 2) {
-                damage(it->r, it->r->ch[c->chunk].off, "chunk at offset %llu: %llu bytes "
-                       "after its last record", (unsigned long long)it->r->ch[c->chunk].off,
-                       (unsigned long long)(c->cur.end - c->cur.p));
-                it->r->ch[c->chunk].checked = 2;
-            }
-            it->heap[0] = it->heap[--it->n_heap];
-            cursor_free(c);
-            if (it->n_heap)
-                heap_sift(it);
-        }
-        if (it->st != NPU_OK)
-            return 0;
-        return 1;
     }
+    if (it->st != NPU_OK)
+        return 0;
+    return 1;
 }
 
 npu_status trc_iter_error(const trc_iter *it, npu_diag *d)
@@ -1047,6 +1431,8 @@ void trc_iter_free(trc_iter *it)
         return;
     for (size_t i = 0; i < it->n_heap; i++)
         cursor_free(it->heap[i]);
+    for (size_t i = 0; i < it->n_spare; i++)
+        cursor_free(it->spare[i]);
     npu_free(it->heap);
     npu_free(it->cands);
     npu_free(it);
