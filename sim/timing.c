@@ -35,7 +35,9 @@
 const char *sim_stall_name(int cause)
 {
     static const char *const names[SIM_STALL__COUNT] = {
-        "flag", "queue_full", "bank_conflict", "memory", "barrier"
+#define STALL(id, name, doc) name,
+#include "isa/stalls.def"
+#undef STALL
     };
     return cause >= 0 && cause < SIM_STALL__COUNT ? names[cause] : "?";
 }

@@ -31,11 +31,9 @@ enum {
 
 /* Why something waited. Scalar-unit stalls are charged to pipe S. */
 typedef enum sim_stall_cause {
-    SIM_STALL_FLAG = 0,     /* wait_flag whose flag was not set yet */
-    SIM_STALL_QUEUE_FULL,   /* scalar unit: the target pipe's queue was full */
-    SIM_STALL_BANK,         /* vector: extra cycles from UB bank / bank-group conflicts */
-    SIM_STALL_MEMORY,       /* GM time beyond the path's own latency + bytes/width */
-    SIM_STALL_BARRIER,      /* pipe_barrier(ALL) / sync_all drain and cross-core wait */
+#define STALL(id, name, doc) SIM_STALL_##id,
+#include "isa/stalls.def"
+#undef STALL
     SIM_STALL__COUNT
 } sim_stall_cause;
 

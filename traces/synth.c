@@ -18,9 +18,18 @@ enum { OP_SADD, OP_SMOV, OP_CALL, OP_RET, OP_GM_L1, OP_L1_L0A, OP_L1_L0B, OP_MMA
 static const char *const op_names[OP_NOPS] = {
     "sadd", "smov", "call", "ret", "mov_gm_l1", "mov_l1_l0a", "mov_l1_l0b", "mmad",
     "fixpipe", "vadd", "mov_ub_gm", "set_flag", "wait_flag", "pipe_barrier" };
-enum { C_QUEUE, C_WAIT, C_BANK, C_MEM, C_NCAUSES };
-static const char *const cause_names[C_NCAUSES] = { "queue_full", "wait_flag", "bank_conflict",
-                                                    "mem_latency" };
+/* stall causes: the simulator's table (ids and names as npusim record writes) */
+enum {
+#define STALL(id, name, doc) C_##id,
+#include "isa/stalls.def"
+#undef STALL
+    C_NCAUSES
+};
+static const char *const cause_names[C_NCAUSES] = {
+#define STALL(id, name, doc) name,
+#include "isa/stalls.def"
+#undef STALL
+};
 static const char *const ctr_names[] = { "cycles", "insns", "cube_busy", "hbm_bytes" };
 static const char *const hbm_names[] = { "ACT", "RD", "WR", "PRE", "REF" };
 static const trc_symbol synth_syms[] = {
@@ -116,7 +125,7 @@ static uint64_t insn(synth *s, unsigned p, uint64_t pc, unsigned op, uint64_t du
     /* scalar issue: wait while the target queue is full */
     uint64_t oldest = c->q[p][c->qi[p] % 8];
     if (p != TRC_PIPE_S && c->qi[p] >= 8 && oldest > c->ts) {
-        push(s, trc_ev_stall(s->core, TRC_PIPE_S, C_QUEUE, c->ts, oldest));
+        push(s, trc_ev_stall(s->core, TRC_PIPE_S, C_QUEUE_FULL, c->ts, oldest));
         c->ts = oldest;
     }
     uint64_t dispatch = c->ts++;
@@ -160,7 +169,7 @@ static void wait_flag(synth *s, unsigned src, unsigned dst, unsigned id, uint64_
     insn(s, dst, pc, OP_WAIT, 1, release, &end);
     push(s, trc_ev_flag_wait(s->core, src, dst, id, start, end, c->seq[src][dst][id]));
     if (release > start)
-        push(s, trc_ev_stall(s->core, dst, C_WAIT, start, release));
+        push(s, trc_ev_stall(s->core, dst, C_FLAG, start, release));
 }
 
 static int cmp_end(const void *a, const void *b)
