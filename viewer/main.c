@@ -22,6 +22,20 @@ static void usage(FILE *f)
             "  -h, --help               this text\n");
 }
 
+/* A load failure, in one line naming the trace (the reader's messages
+ * start with the path already). Exit 2 when the file is not a trace that
+ * can be viewed (cannot be opened, bad header, no readable events), 1 for
+ * a failure of this run (out of memory). */
+static int load_failed(const char *trace, const npu_diag *d)
+{
+    size_t n = strlen(trace);
+    if (!strncmp(d->msg, trace, n) && d->msg[n] == ':')
+        fprintf(stderr, "npuview: %s\n", d->msg);
+    else
+        fprintf(stderr, "npuview: %s: %s\n", trace, d->msg[0] ? d->msg : "cannot load the trace");
+    return d->status == NPU_ENOMEM ? 1 : 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *shot = NULL, *trace = NULL;
@@ -108,19 +122,24 @@ int main(int argc, char **argv)
     npu_diag d = {0};
     int rc = 0;
     if (bench) {
+        /* a trace that cannot be opened gets the same exit as without --bench */
         npu_buf b = {0};
-        if (vw_bench(trace, o.w, o.h, &b, &d) == NPU_OK) {
-            fwrite(b.data, 1, b.len, stdout);
+        trc_reader *r = trc_open(trace, &d);
+        if (!r) {
+            rc = load_failed(trace, &d);
         } else {
-            fprintf(stderr, "npuview: %s\n", d.msg);
-            rc = 1;
+            trc_close(r);
+            if (vw_bench(trace, o.w, o.h, &b, &d) == NPU_OK)
+                fwrite(b.data, 1, b.len, stdout);
+            else
+                rc = d.status == NPU_EFORMAT || d.status == NPU_EIO ? load_failed(trace, &d)
+                                                                     : (fprintf(stderr, "npuview: %s\n", d.msg), 1);
         }
         npu_buf_free(&b);
     } else {
         vw_model m;
         if (vw_model_load(&m, trace, &d) != NPU_OK) {
-            fprintf(stderr, "npuview: %s: %s\n", trace, d.msg);
-            rc = 1;
+            rc = load_failed(trace, &d);
         } else {
             const trc_damage *dl;
             size_t nd = trc_reader_damage(m.r, &dl);
