@@ -1303,14 +1303,15 @@ static void iter_reset(trc_iter *it)
     it->n_cands = 0;
     it->next = 0;
     const trc_reader *r = it->r;
-    uint64_t lo = NPU_MAX(it->f.t_lo, it->part_lo);
+    if (it->part_hi && it->part_hi <= it->part_lo)
+        return;     /* an empty part (its neighbours' chunks share one tmin) */
     for (size_t i = 0; i < r->n_ev; i++) {
         const trc_chunk_hdr *h = &r->ch[r->ev_sorted[i]].h;
         if (h->tend < it->f.t_lo && h->tmax < it->f.t_lo)
             continue;
         /* a part's events start at part_lo or later: a chunk whose last
-         * start is earlier holds none */
-        if (h->tmax < lo && lo > it->f.t_lo)
+         * start is earlier holds none of them */
+        if (h->tmax < it->part_lo)
             continue;
         if (it->f.t_hi && h->tmin >= it->f.t_hi)
             continue;
@@ -1345,6 +1346,41 @@ static trc_iter *iter_make(trc_reader *r, const trc_filter *f, uint64_t lo, uint
 trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d)
 {
     return iter_make(r, f, 0, 0, d);
+}
+
+/* Part k of n covers the start cycles [B_k, B_k+1): B_0 = 0, B_n = no
+ * bound, and the others are the tmin of the events chunk at k/n of the
+ * chunk list (sorted by tmin), so each part starts about k/n of the way
+ * through the chunks. The chunks that straddle a boundary are read by both
+ * neighbours, each keeping its own events. */
+static uint64_t part_bound(const trc_reader *r, unsigned k, unsigned n)
+{
+    if (k == 0 || r->n_ev == 0)
+        return 0;
+    if (k >= n)
+        return UINT64_MAX;
+    size_t i = (size_t)((uint64_t)r->n_ev * k / n);
+    uint64_t b = r->ch[r->ev_sorted[i]].h.tmin;
+    return b ? b : 1;   /* 0 would mean "no bound" for part_hi */
+}
+
+trc_iter *trc_iter_new_part(trc_reader *r, const trc_filter *f, unsigned part, unsigned nparts,
+                            npu_diag *d)
+{
+    if (nparts == 0 || part >= nparts) {
+        npu_errf(d, NPU_EINVAL, "trace iterator part %u of %u: expected part < nparts", part, nparts);
+        return NULL;
+    }
+    uint64_t lo = part_bound(r, part, nparts), hi = part_bound(r, part + 1, nparts);
+    if (hi == UINT64_MAX)
+        hi = 0;
+    return iter_make(r, f, lo, hi, d);
+}
+
+void trc_iter_part_range(const trc_iter *it, uint64_t *t_lo, uint64_t *t_hi)
+{
+    if (t_lo) *t_lo = it->part_lo;
+    if (t_hi) *t_hi = it->part_hi;
 }
 
 void trc_iter_seek(trc_iter *it, uint64_t t)

@@ -233,6 +233,22 @@ trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d);
  * (see trc_iter_error). Damaged chunks are skipped and added to the
  * reader's damage list. */
 int trc_iter_next(trc_iter *it, trc_event *e);
+/* An iterator over part `part` of `nparts` of the trace, for decoding on
+ * several threads: the parts split the start cycles into consecutive
+ * ranges (at chunk boundaries of the index, so each part reads about
+ * 1/nparts of the chunks), and each yields the events of its range that
+ * pass f, in the same (t0, file) order as trc_iter_new. So the events of
+ * part 0, then part 1, ... are exactly trc_iter_new's sequence, and each
+ * part is in time order on its own (per track, too). Parts of one reader
+ * may run on different threads at once (the reader's damage list and
+ * chunk marks are locked); the damage list then holds each damaged chunk
+ * once, in the order the threads met them. nparts 1 = trc_iter_new.
+ * NULL with NPU_EINVAL when part >= nparts. */
+trc_iter *trc_iter_new_part(trc_reader *r, const trc_filter *f, unsigned part, unsigned nparts,
+                            npu_diag *d);
+/* The start-cycle range [*t_lo, *t_hi) of a part (t_hi 0 = no bound;
+ * 0, 0 for a whole-trace iterator). */
+void trc_iter_part_range(const trc_iter *it, uint64_t *t_lo, uint64_t *t_hi);
 /* Restart at the first event that overlaps [t, t_hi) (uses the index: chunks
  * that end before t are not read). */
 void trc_iter_seek(trc_iter *it, uint64_t t);

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -1027,6 +1028,134 @@ START_TEST(garbage_records)
 }
 END_TEST
 
+/* ---- parts: decoding on several threads ------------------------------------------ */
+static evbuf read_part(trc_reader *r, const trc_filter *f, unsigned k, unsigned n)
+{
+    evbuf b = { 0 };
+    npu_diag d = { 0 };
+    trc_iter *it = trc_iter_new_part(r, f, k, n, &d);
+    REQUIRE(it != NULL, "%s", d.msg);
+    trc_event e;
+    while (trc_iter_next(it, &e))
+        ev_push(&b, e);
+    REQUIRE(trc_iter_error(it, &d) == NPU_OK, "%s", d.msg);
+    trc_iter_free(it);
+    return b;
+}
+
+/* Parts 0, 1, ... in order must be exactly the whole iterator's sequence. */
+static void check_parts_concat(trc_reader *r, const trc_filter *f, const evbuf *full, unsigned n)
+{
+    size_t k = 0, nonempty = 0;
+    uint64_t prev_hi = 0;
+    for (unsigned part = 0; part < n; part++) {
+        evbuf b = read_part(r, f, part, n);
+        npu_diag d = { 0 };
+        trc_iter *it = trc_iter_new_part(r, f, part, n, &d);
+        uint64_t lo, hi;
+        trc_iter_part_range(it, &lo, &hi);
+        trc_iter_free(it);
+        REQUIRE(part == 0 ? lo == 0 : lo == prev_hi, "part %u/%u starts at %llu, not where "
+                "the last ended", part, n, (unsigned long long)lo);
+        REQUIRE(part + 1 == n ? hi == 0 : hi >= lo, "part %u/%u range", part, n);
+        prev_hi = hi;
+        for (size_t i = 0; i < b.n; i++, k++) {
+            REQUIRE(k < full->n, "parts of %u give more events than the whole", n);
+            REQUIRE(trc_event_equal(&b.e[i], &full->e[k]) && b.e[i].t0 == full->e[k].t0,
+                    "%u parts: event %zu (part %u) differs from the whole iterator's", n, k, part);
+            REQUIRE(b.e[i].t0 >= lo && (!hi || b.e[i].t0 < hi), "event outside its part");
+        }
+        nonempty += b.n > 0;
+        free(b.e);
+    }
+    REQUIRE(k == full->n, "%u parts give %zu events, the whole %zu", n, k, full->n);
+    if (full->n > 1000 && n <= 8)    /* fewer parts than chunks: none is empty */
+        REQUIRE(nonempty == n, "%u parts: only %zu hold events", n, nonempty);
+}
+
+typedef struct part_job { trc_reader *r; unsigned k, n; evbuf out; } part_job;
+static void *part_thread(void *arg)
+{
+    part_job *j = arg;
+    j->out = read_part(j->r, NULL, j->k, j->n);
+    return NULL;
+}
+
+START_TEST(iter_parts)
+{
+    make_tmpdir();
+    evbuf in = gen_events(60000, 21);
+    const char *p = tpath("p.npt");
+    write_trace_ch(p, &in, 512);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_msg(r != NULL, "%s", d.msg);
+    evbuf full = read_all(r, NULL);
+    ck_assert_uint_eq(full.n, in.n);
+    for (unsigned n = 1; n <= 5; n++)
+        check_parts_concat(r, NULL, &full, n);
+    trc_filter f = TRC_FILTER_ALL;
+    f.core = 1;
+    f.t_lo = 15000;
+    evbuf ff = read_all(r, &f);
+    ck_assert_uint_gt(ff.n, 100);
+    check_parts_concat(r, &f, &ff, 3);
+    free(ff.e);
+    /* more parts than chunks: empty parts, still the same sequence */
+    check_parts_concat(r, NULL, &full, 400);
+    ck_assert_ptr_null(trc_iter_new_part(r, NULL, 2, 2, &d));
+    ck_assert_int_eq(d.status, NPU_EINVAL);
+    trc_close(r);
+
+    /* two threads on one damaged reader: each damaged chunk listed once, and
+     * the parts give what one iterator gives */
+    size_t len;
+    uint8_t *buf = slurp(p, &len);
+    chunk_pos ch[256];
+    size_t nch = chunks_of(buf, len, ch, 256);
+    ck_assert_uint_gt(nch, 60);
+    for (size_t c = nch / 4; c < nch; c += nch / 4)
+        buf[ch[c].off + 52 + (ch[c].end - ch[c].off - 52) / 2] ^= 0x5a;    /* payload byte */
+    trc_reader *r1 = trc_open_mem(buf, len, &d);
+    ck_assert_msg(r1 != NULL, "%s", d.msg);
+    evbuf one = read_all(r1, NULL);
+    const trc_damage *dl;
+    size_t nd1 = trc_reader_damage(r1, &dl);
+    ck_assert_uint_gt(nd1, 0);
+    ck_assert_uint_lt(one.n, full.n);
+    trc_reader *r2 = trc_open_mem(buf, len, &d);
+    ck_assert_msg(r2 != NULL, "%s", d.msg);
+    part_job jobs[2] = { { r2, 0, 2, { 0 } }, { r2, 1, 2, { 0 } } };
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, part_thread, &jobs[1]), 0);
+    part_thread(&jobs[0]);
+    pthread_join(th, NULL);
+    ck_assert_uint_eq(jobs[0].out.n + jobs[1].out.n, one.n);
+    for (size_t i = 0; i < one.n; i++) {
+        const trc_event *e = i < jobs[0].out.n ? &jobs[0].out.e[i] : &jobs[1].out.e[i - jobs[0].out.n];
+        REQUIRE(trc_event_equal(e, &one.e[i]), "threaded parts: event %zu differs", i);
+    }
+    const trc_damage *dl2;
+    size_t nd2 = trc_reader_damage(r2, &dl2);
+    ck_assert_uint_eq(nd2, nd1);
+    for (size_t i = 0; i < nd1; i++) {
+        size_t j = 0;
+        while (j < nd2 && (dl2[j].offset != dl[i].offset || strcmp(dl2[j].what, dl[i].what)))
+            j++;
+        REQUIRE(j < nd2, "damage at %llu not listed by the threaded parts",
+                (unsigned long long)dl[i].offset);
+    }
+    free(jobs[0].out.e);
+    free(jobs[1].out.e);
+    free(one.e);
+    trc_close(r1);
+    trc_close(r2);
+    free(buf);
+    free(full.e);
+    free(in.e);
+}
+END_TEST
+
 static Suite *traces_suite(void)
 {
     Suite *s = suite_create("traces");
@@ -1047,6 +1176,7 @@ static Suite *traces_suite(void)
     tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, killed_recording);
     tcase_add_test(tc, garbage_records);
+    tcase_add_test(tc, iter_parts);
     suite_add_tcase(s, tc);
     return s;
 }
