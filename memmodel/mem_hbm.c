@@ -91,6 +91,7 @@ typedef struct hchan {
     uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (lt) of its candidates */
     uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
     uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
+    uint64_t ltk[4][64];    /* lt of bank b's dq_kinds[k] candidate (valid where cmask has b) */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int qnb[2];             /* banks with requests in the read / write queue */
@@ -123,6 +124,7 @@ struct mem_hbm {
     clist cons[MC__N][64];
     int ncons[MC__N];
     int cend[MC__N][SC__N];                  /* cons[x] sorted by scope: end of each scope's run */
+    uint8_t shk[MC__N];                      /* kinds (ACT PRE RD WR) whose PC / bus part x can move */
     hchan *ch;
     hreq *pool;
     int32_t *freel;
@@ -254,6 +256,14 @@ static void build_constraints(mem_hbm *h)
             h->cend[x][sc] = n;
         }
         memcpy(h->cons[x], tmp, (size_t)n * sizeof tmp[0]);
+        /* PC-scope targets among the kinds; a row command also moves the
+         * bus (ACT, PRE); an ACT the four-ACT window */
+        for (int i = h->cend[x][SC_BG]; i < n; i++) {
+            int y = tmp[i].cmd;
+            if (y == MC_ACT) h->shk[x] |= 1; else if (y == MC_PRE) h->shk[x] |= 2;
+            else if (y == MC_RD) h->shk[x] |= 4; else if (y == MC_WR) h->shk[x] |= 8;
+        }
+        if (!mem_cmd_is_col(x)) h->shk[x] |= 3;
     }
 }
 
@@ -690,8 +700,11 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
             }
             else ch->cq_dirty |= h->pcmask[pc];
             /* the PC's (and, for a row command, every PC's) shared part */
-            for (int p = is_row_cmd(cmd) ? 0 : pc; p < (is_row_cmd(cmd) ? h->npc : pc + 1); p++)
-                for (int k = 0; k < 4; k++) ch->shr[p][k] = shared_ready(h, ch, dq_kinds[k], p);
+            for (int k = 0; k < 4; k++)
+                if (h->shk[cmd] >> k & 1) ch->shr[pc][k] = shared_ready(h, ch, dq_kinds[k], pc);
+            if (is_row_cmd(cmd))
+                for (int p = 0; p < h->npc; p++)
+                    if (p != pc) for (int k = 0; k < 2; k++) ch->shr[p][k] = shared_ready(h, ch, dq_kinds[k], p);
         } else if (bank >= 0) ch->cq_lb[bank] = 0;
         else for (int i = 0; i < h->nbpc; i++) ch->cq_lb[pc * h->nbpc + i] = 0;
     }
@@ -1139,7 +1152,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
     const tnode *bg = &ch->bg[h->bbg[b]];
     if (bk->open_row < 0) {
         s->cmd[0] = MC_ACT; s->pos[0] = 0; s->n = 1;
-        s->lt[0] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
+        s->lt[0] = ch->ltk[0][b] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
         ch->cmask[MC_ACT] |= bit;
         return;
     }
@@ -1156,7 +1169,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
                 for (int k = 1; k < n && !pend; k++) pend = rows[k] == open;
                 if (pend) continue;
             }
-            s->lt[s->n] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
+            s->lt[s->n] = ch->ltk[1][b] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
             s->cmd[s->n] = MC_PRE; s->pos[s->n++] = 0;
             ch->cmask[MC_PRE] |= bit;
             continue;
@@ -1168,7 +1181,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
             if (dep) continue;
         }
         int c = r->is_write ? MC_WR : MC_RD;
-        s->lt[s->n] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
+        s->lt[s->n] = ch->ltk[c == MC_RD ? 2 : 3][b] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
         s->cmd[s->n] = (uint8_t)c; s->pos[s->n++] = (uint8_t)j;
         ch->cmask[c] |= bit;
         break;
@@ -1182,7 +1195,10 @@ static inline void dq_refresh_summaries(mem_hbm *h, hchan *ch)
         int b = __builtin_ctzll(x);
         struct dqsum *s = &ch->cs[b];
         const tnode *bk = &ch->bk[b].t, *bg = &ch->bg[h->bbg[b]];
-        for (int i = 0; i < s->n; i++) s->lt[i] = NPU_MAX(bk->nxt[s->cmd[i]], bg->nxt[s->cmd[i]]);
+        for (int i = 0; i < s->n; i++) {
+            int c = s->cmd[i];
+            s->lt[i] = ch->ltk[c == MC_ACT ? 0 : c == MC_PRE ? 1 : c == MC_RD ? 2 : 3][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
+        }
     }
     ch->cq_dirty = ch->lt_dirty = 0;
 }
@@ -1247,9 +1263,9 @@ static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
             uint64_t mk = mp & ch->cmask[c];
             if (!mk) continue;
             uint64_t lt = NEVER;
+            const uint64_t *ltk = ch->ltk[k];
             for (; mk; mk &= mk - 1) {
-                const struct dqsum *s = &ch->cs[__builtin_ctzll(mk)];
-                uint64_t v = s->cmd[0] == c ? s->lt[0] : s->lt[1];
+                uint64_t v = ltk[__builtin_ctzll(mk)];
                 if (v < lt) lt = v;
             }
             uint64_t r = ch->shr[p][k];
