@@ -146,9 +146,9 @@ static int32_t stack_of(vw_model *m, stack_map *sm, core_ld *c, uint64_t pc)
     return node;
 }
 
-static int push_box(vw_box **a, size_t *n, size_t *cap, uint32_t *maxdur, const vw_box *b)
+static inline int push_box(vw_box **a, size_t *n, size_t *cap, uint32_t *maxdur, const vw_box *b)
 {
-    if (grow((void **)a, cap, *n + 1, sizeof **a))
+    if (*n >= *cap && grow((void **)a, cap, *n + 1, sizeof **a))
         return -1;
     (*a)[(*n)++] = *b;
     if (b->dur > *maxdur)
@@ -397,6 +397,15 @@ static void lod_free(vw_lod *lod);
 
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
+/* trc_kind_class as a table the filing loop reads inline (one call per
+ * event otherwise): expanded from the same events.def */
+static const uint8_t kind_class[TRC_NKINDS] = {
+    [TRC_KIND_NONE] = TRC_CLASS_CORE,
+#define TRC_EVENT(ID, nm, cl, ...) [TRC_##ID] = TRC_CLASS_##cl,
+#include "traces/events.def"
+#undef TRC_EVENT
+};
+
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
 {
     double t_start = now_s(), c_start = thread_cpu(), c_post = 0, w_post = 0;
@@ -463,7 +472,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     for (size_t bi = 0; bi < nbatch; bi++) {
         trc_event e = batch[bi];
         m->n_events++;
-        unsigned kc = trc_kind_class(e.kind);
+        unsigned kc = e.kind < TRC_NKINDS ? kind_class[e.kind] : TRC_CLASS_CORE;
         if (kc == TRC_CLASS_CORE && e.core >= m->ncores)
             continue;   /* a core the header does not know: skipped, not fatal */
         core_ld *c = kc == TRC_CLASS_CORE ? &cl[e.core] : NULL;
