@@ -979,10 +979,12 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
      * loading the request (nbank <= 64; every entry is evaluated else). */
     const uint16_t *qbk = ch->wmode ? ch->wqb : ch->rqb;
     const uint32_t *qrw = ch->wmode ? ch->wqr : ch->rqr;
-    /* worth it only when banks repeat in the queue (a stream, not random
-     * traffic, where the check costs more than the loads it saves) */
+    /* worth it only when banks repeat in the queue, three entries a bank
+     * on average (a stream; not random traffic, nor pairs of atoms to one
+     * row, where the check's unpredictable branch costs more CPU time than
+     * the loads it saves, though fewer instructions) */
     if (!blocked) {
-        if (h->nbank <= 64 && *nq >= 2 * ch->qnb[ch->wmode])
+        if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode])
             fr_scan_q(h, ch, q, *nq, qbk, qrw, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
         else
             fr_scan_q(h, ch, q, *nq, qbk, qrw, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
