@@ -1186,9 +1186,131 @@ struct trc_iter {
     /* a part (trc_iter_new_part): events with part_lo <= t0 < part_hi only
      * (part_hi 0 = no bound) */
     uint64_t part_lo, part_hi;
+    struct prefetch *pf;    /* trc_iter_prefetch: chunks read and inflated ahead */
+    int pf_on;
     npu_status st;
     npu_diag diag;
 };
+
+/* ---- reading ahead on a helper thread (trc_iter_prefetch) ------------------
+ * Reading, CRC-checking and inflating a chunk is about half of an
+ * iteration, and it does not depend on the merge: the chunks are loaded in
+ * the order of it->cands whatever the events say. So a helper thread runs
+ * load_chunk_buf over cands in that order into a ring of PF_DEPTH slots and
+ * load_next takes them in the same order: the same chunks, the same bytes,
+ * the same damage (listed under the reader's mutex, possibly before damage
+ * the merge finds in earlier chunks' records). A slot's buffers are swapped
+ * with the cursor's (not copied); each slot keeps its own inflate state (a
+ * z_stream cannot move: zlib keeps a pointer back to it). */
+#define PF_DEPTH 4
+typedef struct pf_slot {
+    chunk_buf buf;
+    uint8_t *raw;
+    int rc;
+} pf_slot;
+typedef struct prefetch {
+    trc_iter *it;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pf_slot slot[PF_DEPTH];
+    size_t made, taken;     /* chunks loaded by the helper / taken by load_next */
+    int stop;
+} prefetch;
+
+static void *pf_main(void *arg)
+{
+    prefetch *pf = arg;
+    trc_iter *it = pf->it;
+    for (size_t k = 0; k < it->n_cands; k++) {
+        pthread_mutex_lock(&pf->mu);
+        while (pf->made - pf->taken == PF_DEPTH && !pf->stop)
+            pthread_cond_wait(&pf->cv, &pf->mu);
+        int stop = pf->stop;
+        pthread_mutex_unlock(&pf->mu);
+        if (stop)
+            break;
+        pf_slot *sl = &pf->slot[k % PF_DEPTH];
+        sl->rc = load_chunk_buf(it->r, it->cands[k], &sl->buf, &sl->raw);
+        pthread_mutex_lock(&pf->mu);
+        pf->made++;
+        pthread_cond_broadcast(&pf->cv);
+        pthread_mutex_unlock(&pf->mu);
+    }
+    return NULL;
+}
+
+static void pf_stop(trc_iter *it)
+{
+    prefetch *pf = it->pf;
+    if (!pf)
+        return;
+    pthread_mutex_lock(&pf->mu);
+    pf->stop = 1;
+    pthread_cond_broadcast(&pf->cv);
+    pthread_mutex_unlock(&pf->mu);
+    pthread_join(pf->th, NULL);
+    pthread_mutex_destroy(&pf->mu);
+    pthread_cond_destroy(&pf->cv);
+    for (int i = 0; i < PF_DEPTH; i++)
+        chunk_buf_free(&pf->slot[i].buf);
+    npu_free(pf);
+    it->pf = NULL;
+}
+
+/* Start the helper over the current cands (from it->next on, which is 0
+ * after a reset). 0 ok; -1 no helper (the iterator loads chunks itself). */
+static int pf_start(trc_iter *it)
+{
+    if (it->n_cands < 2)
+        return -1;  /* nothing to overlap */
+    prefetch *pf = npu_calloc(1, sizeof *pf);
+    if (!pf)
+        return -1;
+    pf->it = it;
+    if (pthread_mutex_init(&pf->mu, NULL) != 0) {
+        npu_free(pf);
+        return -1;
+    }
+    if (pthread_cond_init(&pf->cv, NULL) != 0) {
+        pthread_mutex_destroy(&pf->mu);
+        npu_free(pf);
+        return -1;
+    }
+    if (pthread_create(&pf->th, NULL, pf_main, pf) != 0) {
+        pthread_cond_destroy(&pf->cv);
+        pthread_mutex_destroy(&pf->mu);
+        npu_free(pf);
+        return -1;
+    }
+    it->pf = pf;
+    return 0;
+}
+
+/* The next chunk from the helper into c's buffers (the slot gets c's old
+ * ones for reuse): load_chunk_buf's result. */
+static int pf_take(trc_iter *it, cursor *c, uint8_t **raw)
+{
+    prefetch *pf = it->pf;
+    pthread_mutex_lock(&pf->mu);
+    while (pf->made == pf->taken)
+        pthread_cond_wait(&pf->cv, &pf->mu);
+    pthread_mutex_unlock(&pf->mu);
+    pf_slot *sl = &pf->slot[pf->taken % PF_DEPTH];
+    int rc = sl->rc;
+    *raw = sl->raw;
+    uint8_t *st = c->buf.st, *rw = c->buf.raw;
+    size_t cs = c->buf.cap_st, cr = c->buf.cap_raw;
+    c->buf.st = sl->buf.st; c->buf.cap_st = sl->buf.cap_st;
+    c->buf.raw = sl->buf.raw; c->buf.cap_raw = sl->buf.cap_raw;
+    sl->buf.st = st; sl->buf.cap_st = cs;
+    sl->buf.raw = rw; sl->buf.cap_raw = cr;
+    pthread_mutex_lock(&pf->mu);
+    pf->taken++;
+    pthread_cond_broadcast(&pf->cv);
+    pthread_mutex_unlock(&pf->mu);
+    return rc;
+}
 
 static int passes(const trc_filter *f, const trc_event *e)
 {
@@ -1297,6 +1419,7 @@ static void heap_sift(trc_iter *it)
 
 static void iter_reset(trc_iter *it)
 {
+    pf_stop(it);
     for (size_t i = 0; i < it->n_heap; i++)
         cursor_drop(it, it->heap[i]);
     it->n_heap = 0;
@@ -1319,6 +1442,22 @@ static void iter_reset(trc_iter *it)
             continue;
         it->cands[it->n_cands++] = r->ev_sorted[i];
     }
+    if (it->pf_on)
+        pf_start(it);
+}
+
+npu_status trc_iter_prefetch(trc_iter *it, int on)
+{
+    if (!on) {
+        pf_stop(it);
+        it->pf_on = 0;
+        return NPU_OK;
+    }
+    if (it->pf || it->next != 0 || it->n_heap != 0)
+        return it->pf ? NPU_OK : NPU_EINVAL;    /* only before the first chunk is read */
+    it->pf_on = 1;
+    pf_start(it);
+    return NPU_OK;
 }
 
 static trc_iter *iter_make(trc_reader *r, const trc_filter *f, uint64_t lo, uint64_t hi,
@@ -1400,7 +1539,7 @@ static int load_next(trc_iter *it)
     }
     c->chunk = ci;
     uint8_t *raw;
-    int rc = load_chunk_buf(it->r, ci, &c->buf, &raw);
+    int rc = it->pf ? pf_take(it, c, &raw) : load_chunk_buf(it->r, ci, &c->buf, &raw);
     if (rc == -2) {
         cursor_drop(it, c);
         it->st = npu_errf(&it->diag, NPU_ENOMEM, "out of memory loading a chunk");
@@ -1465,6 +1604,7 @@ void trc_iter_free(trc_iter *it)
 {
     if (!it)
         return;
+    pf_stop(it);
     for (size_t i = 0; i < it->n_heap; i++)
         cursor_free(it->heap[i]);
     for (size_t i = 0; i < it->n_spare; i++)

@@ -249,6 +249,15 @@ trc_iter *trc_iter_new_part(trc_reader *r, const trc_filter *f, unsigned part, u
 /* The start-cycle range [*t_lo, *t_hi) of a part (t_hi 0 = no bound;
  * 0, 0 for a whole-trace iterator). */
 void trc_iter_part_range(const trc_iter *it, uint64_t *t_lo, uint64_t *t_hi);
+/* on = 1: read, check and inflate the iterator's chunks ahead on a helper
+ * thread (a few chunks ahead, in the order the merge takes them), so that
+ * decoding overlaps inflating: the same events in the same order, and the
+ * same damage (a chunk's read / CRC / inflate damage may be listed before
+ * damage found in earlier chunks' records). Call before the first
+ * trc_iter_next (NPU_EINVAL after); it stays on across trc_iter_seek. No
+ * thread can be made: the iterator reads chunks itself, NPU_OK all the
+ * same. on = 0 stops the helper. */
+npu_status trc_iter_prefetch(trc_iter *it, int on);
 /* Restart at the first event that overlaps [t, t_hi) (uses the index: chunks
  * that end before t are not read). */
 void trc_iter_seek(trc_iter *it, uint64_t t);

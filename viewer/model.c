@@ -202,10 +202,12 @@ npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d)
     return vw_model_load_reader(m, r, d);
 }
 
-/* ---- a two-thread load: the reader decodes while the model sorts --------
+/* ---- a threaded load: the reader decodes while the model sorts --------
  * Decoding (zlib, varints, the merge of chunks) is about half of a load; a
  * producer thread runs the trc_iter into a ring of event batches and the
- * loading thread files them into tracks, so both halves overlap. */
+ * loading thread files them into tracks, so both halves overlap. The
+ * iterator itself inflates chunks ahead on a third thread
+ * (trc_iter_prefetch). */
 #define PIPE_BATCH 8192
 #define PIPE_SLOTS 4
 typedef struct ev_pipe {
@@ -464,6 +466,10 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
         st = d && d->status ? d->status : NPU_ENOMEM;
         goto fail;
     }
+    /* chunks are read and inflated on a helper thread ahead of the decoding
+     * one (same events, same order): decoding was the longer of the two
+     * load threads */
+    trc_iter_prefetch(it, 1);
     if (pipe_start(&pp, it))
         goto oom;
     const trc_event *batch;

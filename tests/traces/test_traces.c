@@ -1029,18 +1029,23 @@ START_TEST(garbage_records)
 END_TEST
 
 /* ---- parts: decoding on several threads ------------------------------------------ */
-static evbuf read_part(trc_reader *r, const trc_filter *f, unsigned k, unsigned n)
+static evbuf read_part_pf(trc_reader *r, const trc_filter *f, unsigned k, unsigned n, int pf)
 {
     evbuf b = { 0 };
     npu_diag d = { 0 };
     trc_iter *it = trc_iter_new_part(r, f, k, n, &d);
     REQUIRE(it != NULL, "%s", d.msg);
+    REQUIRE(trc_iter_prefetch(it, pf) == NPU_OK, "prefetch");
     trc_event e;
     while (trc_iter_next(it, &e))
         ev_push(&b, e);
     REQUIRE(trc_iter_error(it, &d) == NPU_OK, "%s", d.msg);
     trc_iter_free(it);
     return b;
+}
+static evbuf read_part(trc_reader *r, const trc_filter *f, unsigned k, unsigned n)
+{
+    return read_part_pf(r, f, k, n, 0);
 }
 
 /* Parts 0, 1, ... in order must be exactly the whole iterator's sequence. */
@@ -1073,11 +1078,11 @@ static void check_parts_concat(trc_reader *r, const trc_filter *f, const evbuf *
         REQUIRE(nonempty == n, "%u parts: only %zu hold events", n, nonempty);
 }
 
-typedef struct part_job { trc_reader *r; unsigned k, n; evbuf out; } part_job;
+typedef struct part_job { trc_reader *r; unsigned k, n; int pf; evbuf out; } part_job;
 static void *part_thread(void *arg)
 {
     part_job *j = arg;
-    j->out = read_part(j->r, NULL, j->k, j->n);
+    j->out = read_part_pf(j->r, NULL, j->k, j->n, j->pf);
     return NULL;
 }
 
@@ -1103,6 +1108,35 @@ START_TEST(iter_parts)
     free(ff.e);
     /* more parts than chunks: empty parts, still the same sequence */
     check_parts_concat(r, NULL, &full, 400);
+    /* reading ahead on a helper thread: the same sequence, also after a seek */
+    evbuf pf = read_part_pf(r, NULL, 0, 1, 1);
+    ck_assert_uint_eq(pf.n, full.n);
+    for (size_t i = 0; i < full.n; i++)
+        REQUIRE(trc_event_equal(&pf.e[i], &full.e[i]), "prefetching: event %zu differs", i);
+    free(pf.e);
+    {
+        trc_iter *it = trc_iter_new(r, NULL, &d);
+        ck_assert_int_eq(trc_iter_prefetch(it, 1), NPU_OK);
+        trc_event e;
+        for (int i = 0; i < 5000; i++)
+            ck_assert(trc_iter_next(it, &e));
+        trc_iter *late = trc_iter_new(r, NULL, &d);
+        ck_assert(trc_iter_next(late, &e));
+        ck_assert_int_eq(trc_iter_prefetch(late, 1), NPU_EINVAL);  /* chunks already read */
+        trc_iter_free(late);
+        trc_iter_seek(it, 30000);
+        size_t first = 0;
+        while (!(full.e[first].t0 >= 30000 || trc_event_end(&full.e[first]) > 30000))
+            first++;
+        for (size_t i = first; i < full.n; i++) {
+            if (!(full.e[i].t0 >= 30000 || trc_event_end(&full.e[i]) > 30000))
+                continue;   /* the seek's window starts at 30000 */
+            REQUIRE(trc_iter_next(it, &e), "prefetching after a seek: ended at %zu", i);
+            REQUIRE(trc_event_equal(&e, &full.e[i]), "prefetching after a seek: event %zu", i);
+        }
+        ck_assert(!trc_iter_next(it, &e));
+        trc_iter_free(it);
+    }
     ck_assert_ptr_null(trc_iter_new_part(r, NULL, 2, 2, &d));
     ck_assert_int_eq(d.status, NPU_EINVAL);
     trc_close(r);
@@ -1125,7 +1159,7 @@ START_TEST(iter_parts)
     ck_assert_uint_lt(one.n, full.n);
     trc_reader *r2 = trc_open_mem(buf, len, &d);
     ck_assert_msg(r2 != NULL, "%s", d.msg);
-    part_job jobs[2] = { { r2, 0, 2, { 0 } }, { r2, 1, 2, { 0 } } };
+    part_job jobs[2] = { { r2, 0, 2, 1, { 0 } }, { r2, 1, 2, 1, { 0 } } };   /* each prefetching */
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, part_thread, &jobs[1]), 0);
     part_thread(&jobs[0]);
