@@ -820,6 +820,91 @@ START_TEST(t_damaged)
 }
 END_TEST
 
+/* The load (decoding thread + inflating helper + filing thread) gives
+ * exactly what a plain single-threaded iterator gives: every INSN box and
+ * STALL box in its track in iterator order with the same start, duration,
+ * pc and opcode / cause, and the same counts, on a trace of many chunks
+ * and on a copy with a damaged chunk (which loads the rest and lists the
+ * same damage). */
+static void check_load_matches(const char *path)
+{
+    npu_diag d = {0};
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    trc_reader *r = trc_open(path, &d);
+    ck_assert_ptr_nonnull(r);
+    trc_iter *it = trc_iter_new(r, NULL, &d);
+    size_t ntr = (size_t)m.ncores * TRC_NPIPES;
+    size_t *ki = calloc(ntr, sizeof *ki), *ks = calloc(ntr, sizeof *ks);
+    ck_assert(ki && ks);
+    trc_event e;
+    uint64_t n = 0, nsets = 0;
+    while (trc_iter_next(it, &e)) {
+        n++;
+        nsets += e.kind == TRC_FLAG_SET;
+        if ((e.kind != TRC_INSN && e.kind != TRC_STALL) || e.core >= m.ncores || e.pipe >= TRC_NPIPES)
+            continue;
+        const vw_track *t = vw_track_at(&m, e.core, e.pipe);
+        uint64_t du = e.t1 > e.t0 ? e.t1 - e.t0 : 0;
+        if (e.kind == TRC_INSN) {
+            size_t *k = &ki[e.core * TRC_NPIPES + e.pipe];
+            ck_assert_uint_lt(*k, t->n);
+            const vw_box *b = &t->box[(*k)++];
+            ck_assert_msg(b->t0 == e.t0 && b->dur == du && b->pc == (uint32_t)e.addr && b->op == e.id,
+                          "core %u pipe %u: box %zu differs from the iterator's event", e.core, e.pipe, *k - 1);
+        } else {
+            size_t *k = &ks[e.core * TRC_NPIPES + e.pipe];
+            while (*k < t->ns && (t->stall[*k].op == VW_CAUSE_FLAG || t->stall[*k].op == VW_CAUSE_BARRIER))
+                (*k)++;
+            ck_assert_uint_lt(*k, t->ns);
+            const vw_box *b = &t->stall[(*k)++];
+            ck_assert_msg(b->t0 == e.t0 && b->dur == du && b->op == e.id, "stall box differs");
+        }
+    }
+    for (size_t i = 0; i < ntr; i++)
+        ck_assert_uint_eq(ki[i], m.tracks[i].n);
+    ck_assert_uint_eq(m.n_events, n);
+    ck_assert_uint_eq(m.nflows, nsets);
+    ck_assert_uint_eq(trc_reader_damage(m.r, NULL), trc_reader_damage(r, NULL));
+    free(ki);
+    free(ks);
+    trc_iter_free(it);
+    trc_close(r);
+    vw_model_free(&m);
+}
+
+START_TEST(t_load_matches_iterator)
+{
+    char dir[64], p[128], q[128];
+    snprintf(dir, sizeof dir, "/tmp/test-viewer-ld.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/many.npt", dir);
+    snprintf(q, sizeof q, "%s/dmg.npt", dir);
+    trc_synth_opts o = { .events = 200000, .cores = 6, .seed = 3, .mem = 0 };
+    npu_diag d = {0};
+    ck_assert_msg(trc_synth_write(p, &o, &d) == NPU_OK, "%s", d.msg);
+    check_load_matches(p);
+    uint8_t *buf;
+    size_t len;
+    ck_assert(npu_read_file(p, 0, 0, &buf, &len, &d) == NPU_OK);
+    buf[len / 2] ^= 0x5A;   /* inside some events chunk's payload */
+    FILE *f = fopen(q, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(buf, 1, len, f);
+    fclose(f);
+    npu_free(buf);
+    check_load_matches(q);
+    vw_model m;
+    ck_assert(vw_model_load(&m, q, &d) == NPU_OK);
+    ck_assert_uint_gt(trc_reader_damage(m.r, NULL), 0);
+    ck_assert_uint_lt(m.n_events, o.events + 1000);
+    vw_model_free(&m);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(t_alloc_fail)
 {
     trace_path(fx());
@@ -867,6 +952,7 @@ int main(void)
     tc = tcase_create("bad input");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_damaged);
+    tcase_add_test(tc, t_load_matches_iterator);
     tcase_add_test(tc, t_alloc_fail);
     suite_add_tcase(s, tc);
     /* the trace is written once, before forking */
