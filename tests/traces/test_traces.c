@@ -983,8 +983,8 @@ START_TEST(garbage_records)
     npu_rng rng = { 5 };
     size_t out_cap = len + raw + 64;
     uint8_t *out = malloc(out_cap), *mut = malloc(raw);
-    int damaged = 0;
-    for (int it = 0; it < 400; it++) {
+    int damaged = 0, bad_records = 0;
+    for (int it = 0; it < 600; it++) {
         memcpy(mut, plain, raw);
         int flips = 1 + (int)(npu_rng_next(&rng) % 4);
         for (int k = 0; k < flips; k++)
@@ -1019,11 +1019,46 @@ START_TEST(garbage_records)
         size_t nd = trc_reader_damage(r, &dl);
         for (size_t i = 0; i < nd; i++)
             damaged += dl[i].offset == ch[victim].off;
+        /* differential: the iterator's fast decoder (read_all above) stops
+         * at the same record as the checked decoder of trc_reader_verify on
+         * a fresh reader, or finds the same trailing bytes, or neither */
+        trc_reader *rv = trc_open_mem(exact, o, &d), *ri = trc_open_mem(exact, o, &d);
+        REQUIRE(rv != NULL && ri != NULL, "open: %s", d.msg);
+        REQUIRE(trc_reader_verify(rv, &d) == NPU_OK, "verify");
+        evbuf goti = read_all(ri, NULL);  /* iterator only: no verify after it */
+        REQUIRE(goti.n == got.n, "two iterations differ");
+        free(goti.e);
+        long k_it = -1, k_ver = -1;
+        int tr_it = 0, tr_ver = 0;
+        for (int w = 0; w < 2; w++) {
+            const trc_damage *l;
+            size_t n = trc_reader_damage(w ? rv : ri, &l);
+            for (size_t i = 0; i < n; i++) {
+                if (l[i].offset != ch[victim].off)
+                    continue;
+                const char *q = strstr(l[i].what, "record ");
+                long k;
+                if (q && sscanf(q, "record %ld of", &k) == 1)
+                    *(w ? &k_ver : &k_it) = k;
+                if (strstr(l[i].what, "bytes after its last record"))
+                    *(w ? &tr_ver : &tr_it) = 1;
+            }
+        }
+        REQUIRE(k_it == k_ver && tr_it == tr_ver, "mutation %d: iterator stops at record %ld "
+                "(trailing %d), the checked decoder at %ld (trailing %d)", it, k_it, tr_it, k_ver, tr_ver);
+        bad_records += k_ver >= 0;
+        if (k_it >= 0)
+            REQUIRE(got.n - (full.n - ch[victim].count) == (size_t)k_it,
+                    "mutation %d: %zu events of the chunk before its bad record %ld", it,
+                    got.n - (full.n - ch[victim].count), k_it);
+        trc_close(rv);
+        trc_close(ri);
         trc_close(r);
         free(got.e);
         free(exact);
     }
     ck_assert_int_gt(damaged, 100);   /* most mutations are caught as malformed */
+    ck_assert_int_gt(bad_records, 100);   /* ... at a record, the differential's case */
     free(out); free(mut); free(plain); free(buf); free(full.e); free(in.e);
 }
 END_TEST
