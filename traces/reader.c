@@ -8,6 +8,7 @@
  * cursor. A damaged chunk is skipped and listed (trc_reader_damage) with its
  * byte offset; reading goes on with the next chunk. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -777,8 +778,13 @@ static trc_reader *open_common(trc_reader *r, const char *name, npu_diag *d)
     double pf;
     memcpy(&pf, &pb, 8);
     if (pf != TRC_PROBE_F64) {
-        npu_errf(d, NPU_EFORMAT, "%s: offset 20: float probe is %g, expected %g (foreign "
-                 "floating-point format or byte order)", name, pf, TRC_PROBE_F64);
+        /* the bits, not %g: a one-bit flip of the mantissa prints as the same value */
+        uint64_t want;
+        double wf = TRC_PROBE_F64;
+        memcpy(&want, &wf, 8);
+        npu_errf(d, NPU_EFORMAT, "%s: offset 20: float probe is %.17g (0x%016" PRIx64 "), expected "
+                 "%.17g (0x%016" PRIx64 ") (foreign floating-point format or byte order)", name, pf,
+                 pb, wf, want);
         goto fail;
     }
     if (trc_get16(h + 12) != TRC_HEADER_SIZE || trc_get32(h + 28) != trc_crc(h, 28)) {

@@ -19,13 +19,14 @@ static void usage(FILE *f)
             "  --size WxH               picture / window size (default 1280x800)\n"
             "  --scale S                UI scale for the picture (HiDPI, default 1)\n"
             "  --bench                  load time and frame-time percentiles as JSON\n"
-            "  -h, --help               this text\n");
+            "  -h, --help               this text\n"
+            "exit status: 0 ok; 2 a file that is not a viewable trace, a bad option, or a\n"
+            "failure of the run (display, PNG, out of memory), with a one-line message\n");
 }
 
 /* A load failure, in one line naming the trace (the reader's messages
- * start with the path already). Exit 2 when the file is not a trace that
- * can be viewed (cannot be opened, bad header, no readable events), 1 for
- * a failure of this run (out of memory). */
+ * start with the path already). Exit 2, as for every other failure
+ * (npusim's convention: docs/reliability.md). */
 static int load_failed(const char *trace, const npu_diag *d)
 {
     size_t n = strlen(trace);
@@ -33,7 +34,7 @@ static int load_failed(const char *trace, const npu_diag *d)
         fprintf(stderr, "npuview: %s\n", d->msg);
     else
         fprintf(stderr, "npuview: %s: %s\n", trace, d->msg[0] ? d->msg : "cannot load the trace");
-    return d->status == NPU_ENOMEM ? 1 : 2;
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -117,7 +118,7 @@ int main(int argc, char **argv)
     }
     if (SDL_Init(0) != 0) {
         fprintf(stderr, "npuview: SDL_Init: %s\n", SDL_GetError());
-        return 1;
+        return 2;
     }
     npu_diag d = {0};
     int rc = 0;
@@ -133,7 +134,7 @@ int main(int argc, char **argv)
                 fwrite(b.data, 1, b.len, stdout);
             else
                 rc = d.status == NPU_EFORMAT || d.status == NPU_EIO ? load_failed(trace, &d)
-                                                                     : (fprintf(stderr, "npuview: %s\n", d.msg), 1);
+                                                                     : (fprintf(stderr, "npuview: %s\n", d.msg), 2);
         }
         npu_buf_free(&b);
     } else {
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
             npu_status st = shot ? vw_screenshot(&m, &o, shot, &d) : vw_run_window(&m, o.w, o.h, &d);
             if (st) {
                 fprintf(stderr, "%s\n", d.msg);
-                rc = 1;
+                rc = 2;
             }
             vw_model_free(&m);
         }

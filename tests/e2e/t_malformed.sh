@@ -18,6 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:exitcode=86"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}:halt_on_error=1:exitcode=87"
 TO=${MALFORMED_TIMEOUT:-30}
+# npuview (the trace corpus) when the build has it
+NPUVIEW=${NPU_BUILD:+$NPU_BUILD/bin/npuview}; NPUVIEW=${NPUVIEW:-$(dirname "$NPUSIM")/npuview}
 nfail=0; nrun=0; nfiles=0; nknown=0
 # Files whose first error line may not name them (none now: npusim run names
 # the launch file since this test found three messages that did not).
@@ -106,6 +108,9 @@ for f in "$M"/trace/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")
     check "$f" 2 - "$b" -- "$NPUSIM" trace info "$f"
     check "$f" 2 "$tmp/o.csv" "$b" -- "$NPUSIM" trace export --format csv "$f" -o "$tmp/o.csv"
+    if [ -x "$NPUVIEW" ]; then
+        check "$f" 2 "$tmp/o.png" "$b" -- env SDL_VIDEODRIVER=offscreen "$NPUVIEW" --screenshot "$tmp/o.png" "$f"
+    fi
 done
 for f in "$M"/memtrace/*; do
     nfiles=$((nfiles + 1)); b=$(basename "$f")

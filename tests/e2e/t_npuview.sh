@@ -44,15 +44,19 @@ for want in ('timeline-zoom-in', 'timeline-deep-zoom', 'range-select-live', 'fla
 assert sum(p['frames'] for p in d['phases']) == d['frames'], d
 " "$tmp/b.json" || fail "--bench JSON"
 
-# damaged and missing traces: exit 1 with a message naming the file, no PNG
+# damaged and missing traces: exit 2 with a message naming the file, no PNG
 head -c 100 "$tmp/s.npt" > "$tmp/cut.npt"
-if "$V" --screenshot "$tmp/x.png" "$tmp/cut.npt" 2>"$tmp/err"; then fail "cut trace accepted"; fi
+"$V" --screenshot "$tmp/x.png" "$tmp/cut.npt" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "cut trace: exit $rc, want 2"
 grep -q "cut.npt" "$tmp/err" || { cat "$tmp/err"; fail "message does not name the file"; }
 [ -e "$tmp/x.png" ] && fail "PNG written for a bad trace"
 printf 'not a trace\n' > "$tmp/txt.npt"
-"$V" --screenshot "$tmp/x.png" "$tmp/txt.npt" 2>"$tmp/err" && fail "text accepted"
-[ -s "$tmp/err" ] || fail "no message for a text file"
-"$V" --screenshot "$tmp/x.png" "$tmp/none.npt" 2>/dev/null && fail "missing file accepted"
+"$V" --screenshot "$tmp/x.png" "$tmp/txt.npt" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "text file: exit $rc, want 2"
+grep -q "txt.npt" "$tmp/err" || fail "no message naming the text file"
+"$V" --screenshot "$tmp/x.png" "$tmp/none.npt" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing file: exit $rc, want 2"
+grep -q "none.npt" "$tmp/err" || fail "no message naming the missing file"
 
 # options
 "$V" --view nope "$tmp/s.npt" 2>"$tmp/err"; [ $? -eq 2 ] || fail "--view nope"
