@@ -85,12 +85,12 @@ typedef struct hchan {
     uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
     uint64_t cq_room;       /* bit b: bank queue b has room */
     /* nbank <= 64: per-bank candidate summaries (see dq_summarise) */
-    struct dqsum { uint8_t n, cmd[2], pos[2]; uint64_t lt[2]; } *cs;
+    struct dqsum { uint8_t n, cmd[2], pos[2]; } *cs;   /* ready cycles in ltk */
     uint64_t cq_dirty;      /* bit b: summary of bank b must be rebuilt */
-    uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (lt) of its candidates */
+    uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (ltk) of its candidates */
     uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
     uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
-    uint64_t ltk[4][64];    /* lt of bank b's dq_kinds[k] candidate (valid where cmask has b) */
+    uint64_t ltk[4][64];    /* bank / bank-group part of the ready cycle of bank b's dq_kinds[k] candidate (valid where cmask has b) */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int ncq_total;
@@ -600,6 +600,8 @@ static inline uint64_t shared_ready(const mem_hbm *h, const hchan *ch, int cmd, 
 }
 
 static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
+/* The index k of a candidate command c in dq_kinds (dq_kinds[k] == c). */
+static inline int dq_kind_of(int c) { return c == MC_ACT ? 0 : c == MC_PRE ? 1 : c == MC_RD ? 2 : 3; }
 
 static void log_cmd(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
 {
@@ -1119,7 +1121,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
     const tnode *bg = &ch->bg[h->bbg[b]];
     if (bk->open_row < 0) {
         s->cmd[0] = MC_ACT; s->pos[0] = 0; s->n = 1;
-        s->lt[0] = ch->ltk[0][b] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
+        ch->ltk[0][b] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
         ch->cmask[MC_ACT] |= bit;
         return;
     }
@@ -1136,7 +1138,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
                 for (int k = 1; k < n && !pend; k++) pend = rows[k] == open;
                 if (pend) continue;
             }
-            s->lt[s->n] = ch->ltk[1][b] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
+            ch->ltk[1][b] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
             s->cmd[s->n] = MC_PRE; s->pos[s->n++] = 0;
             ch->cmask[MC_PRE] |= bit;
             continue;
@@ -1148,7 +1150,7 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
             if (dep) continue;
         }
         int c = r->is_write ? MC_WR : MC_RD;
-        s->lt[s->n] = ch->ltk[c == MC_RD ? 2 : 3][b] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
+        ch->ltk[dq_kind_of(c)][b] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
         s->cmd[s->n] = (uint8_t)c; s->pos[s->n++] = (uint8_t)j;
         ch->cmask[c] |= bit;
         break;
@@ -1160,11 +1162,11 @@ static inline void dq_refresh_summaries(mem_hbm *h, hchan *ch)
     for (uint64_t x = ch->cq_dirty; x; x &= x - 1) dq_summarise(h, ch, __builtin_ctzll(x));
     for (uint64_t x = ch->lt_dirty & ~ch->cq_dirty; x; x &= x - 1) {
         int b = __builtin_ctzll(x);
-        struct dqsum *s = &ch->cs[b];
+        const struct dqsum *s = &ch->cs[b];
         const tnode *bk = &ch->bk[b].t, *bg = &ch->bg[h->bbg[b]];
         for (int i = 0; i < s->n; i++) {
             int c = s->cmd[i];
-            s->lt[i] = ch->ltk[c == MC_ACT ? 0 : c == MC_PRE ? 1 : c == MC_RD ? 2 : 3][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
+            ch->ltk[dq_kind_of(c)][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
         }
     }
     ch->cq_dirty = ch->lt_dirty = 0;
@@ -1203,7 +1205,7 @@ static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, i
             const struct dqsum *s = &ch->cs[b];
             unsigned srp = sr[h->bpc[b]];
             for (int i = 0; i < s->n; i++)
-                if ((srp >> s->cmd[i] & 1) && s->lt[i] <= t) {
+                if ((srp >> s->cmd[i] & 1) && ch->ltk[dq_kind_of(s->cmd[i])][b] <= t) {
                     ch->rr = b; *bank = b; *pos = s->pos[i]; *cmd = s->cmd[i];
                     return 1;
                 }
