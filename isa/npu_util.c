@@ -97,6 +97,19 @@ long npu_alloc_fail_after(long n)
 
 int npu_alloc_failed(void) { return alloc_failed_flag; }
 
+int npu_parse_u64(const char *s, uint64_t *v)
+{
+    if (!s || !(*s >= '0' && *s <= '9'))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (*end || errno == ERANGE)
+        return -1;
+    *v = x;
+    return 0;
+}
+
 void *npu_malloc(size_t n)
 {
     if (alloc_should_fail())

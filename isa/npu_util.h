@@ -58,6 +58,10 @@ int   npu_alloc_failed(void);
  * with the gzip magic). *data is NUL-terminated for convenience (len excludes
  * it). max_len bounds what is read (0 = 1 GiB); a larger file is an error,
  * never a silent truncation. Free with npu_free. */
+/* A command-line count: decimal, 0x hex or 0 octal digits only (no sign,
+ * no spaces, no suffix), within uint64_t. 0 and *v set, or -1. */
+int npu_parse_u64(const char *s, uint64_t *v);
+
 npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
                          uint8_t **data, size_t *len, npu_diag *d);
 /* Write a file atomically: to "path.tmp.PID" then rename, so an interrupted

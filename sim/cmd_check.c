@@ -36,18 +36,6 @@ static void usage(FILE *f)
         "exit status: 0 clean, 1 findings (or an output mismatch), 2 bad input\n");
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 /* "--opt VALUE" or "--opt=VALUE": 1 matched (value in *v, *i advanced),
  * 0 not this option, -1 value missing. */
 static int opt_val(const char *name, int argc, char **argv, int *i, const char **v)
@@ -120,7 +108,7 @@ int sim_cmd_check(int argc, char **argv)
                 json = v;
             } else if (!strncmp(a, "--junit", 7)) {
                 junit = v;
-            } else if (parse_u64(v, &max_insns) || max_insns == 0) {
+            } else if (npu_parse_u64(v, &max_insns) || max_insns == 0) {
                 fprintf(stderr, "npusim check: --max-insns: expected a positive integer, got '%s'\n",
                         v);
                 launch_free(&l);

@@ -50,18 +50,6 @@ static void usage(FILE *f)
         REC_DEFAULT_INTERVAL);
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 /* "--opt V", "--opt=V", and for short options "-oV": 1 matched (value in
  * *v, NULL if missing), 0 not this option. *step = argv slots used. */
 static int opt_value(int argc, char **argv, int i, const char *shrt, const char *lng,
@@ -129,21 +117,21 @@ int sim_cmd_record(int argc, char **argv)
             }
             ro.level = (sim_rec_level)lv;
         } else if (opt_value(argc, argv, i, "-I", "--interval", &v, &step)) {
-            if (parse_u64(v, &ro.interval)) {
+            if (npu_parse_u64(v, &ro.interval)) {
                 fprintf(stderr, "npusim record: -I: expected a number of cycles, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);
                 return 2;
             }
         } else if (opt_value(argc, argv, i, NULL, "--seed", &v, &step)) {
-            if (parse_u64(v, &ro.seed)) {
+            if (npu_parse_u64(v, &ro.seed)) {
                 fprintf(stderr, "npusim record: --seed: expected an integer, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);
                 return 2;
             }
         } else if (opt_value(argc, argv, i, NULL, "--max-insns", &v, &step)) {
-            if (parse_u64(v, &ro.max_insns) || ro.max_insns == 0) {
+            if (npu_parse_u64(v, &ro.max_insns) || ro.max_insns == 0) {
                 fprintf(stderr, "npusim record: --max-insns: expected a positive integer, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);

@@ -50,18 +50,6 @@ static void usage(FILE *f)
         LAUNCH_DEFAULT_RTOL, LAUNCH_DEFAULT_ATOL, (unsigned long long)NPU_DEFAULT_MAX_INSNS);
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 static npu_mode mode_of(launch_mode m)
 {
     switch (m) {
@@ -184,7 +172,7 @@ int sim_cmd_run(int argc, char **argv)
         }
         if (!strncmp(a, "--max-insns", 11) && (a[11] == 0 || a[11] == '=')) {
             const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[i + 1] : NULL);
-            if (parse_u64(v, &max_insns) || max_insns == 0) {
+            if (npu_parse_u64(v, &max_insns) || max_insns == 0) {
                 fprintf(stderr, "npusim run: --max-insns: expected a positive integer, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);

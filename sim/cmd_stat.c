@@ -667,18 +667,6 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
     return st;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 int sim_cmd_stat(int argc, char **argv)
 {
     launch_desc l;
@@ -728,7 +716,7 @@ int sim_cmd_stat(int argc, char **argv)
                     return 2;
                 }
                 sep = next;
-            } else if (parse_u64(next, &interval) || interval == 0) {
+            } else if (npu_parse_u64(next, &interval) || interval == 0) {
                 fprintf(stderr, "npusim stat: -I: expected a positive number of cycles, got '%s'\n",
                         next);
                 launch_free(&l);

@@ -146,13 +146,11 @@ static int cmd_info(int argc, char **argv)
 
 static int parse_u64(const char *opt, const char *v, uint64_t *out)
 {
-    char *end = NULL;
     if (!v || !*v || v[0] == '-') {
         fprintf(stderr, "npusim trace export: %s needs a number\n", opt);
         return -1;
     }
-    *out = strtoull(v, &end, 0);
-    if (*end) {
+    if (npu_parse_u64(v, out)) {
         fprintf(stderr, "npusim trace export: %s: not a number: '%s'\n", opt, v);
         return -1;
     }
