@@ -487,14 +487,22 @@ void mem_sys_set_callback(mem_sys *s, void (*done)(void *, uint64_t, uint64_t), 
 
 mem_hbm *mem_sys_hbm(mem_sys *s) { return s->hbm; }
 
-int mem_sys_can_accept(mem_sys *s, uint64_t addr, int is_write)
+/* The slice a request to addr goes to (0 without an L2), or -1 when its
+ * port cannot take it now: the one acceptance rule, which submit applies
+ * with the slice it needs anyway (no second hash per request). */
+static int accept_port(mem_sys *s, uint64_t addr, int is_write)
 {
     if (!s->cfg.l2.enabled) {
         /* in-order port: accept while nothing waits ahead of us */
-        return s->nout == 0 && mem_hbm_can_accept(s->hbm, addr, is_write);
+        return s->nout == 0 && mem_hbm_can_accept(s->hbm, addr, is_write) ? 0 : -1;
     }
-    const slice *sl = &s->sl[slice_of(s, addr / (uint64_t)s->line)];
-    return sl->nwait < s->cfg.l2.queue;
+    int si = slice_of(s, addr / (uint64_t)s->line);
+    return s->sl[si].nwait < s->cfg.l2.queue ? si : -1;
+}
+
+int mem_sys_can_accept(mem_sys *s, uint64_t addr, int is_write)
+{
+    return accept_port(s, addr, is_write) >= 0;
 }
 
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
@@ -503,7 +511,8 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
     if (r->bytes == 0 || r->bytes > (uint32_t)s->line || (r->addr % (uint64_t)s->line) + r->bytes > (uint64_t)s->line)
         return npu_errf(nod, NPU_EINVAL, "mem_sys_submit: request of %u B at 0x%llx crosses an L2 line",
                         r->bytes, (unsigned long long)r->addr);
-    if (!mem_sys_can_accept(s, r->addr, r->is_write)) return NPU_EINVAL;
+    int si = accept_port(s, r->addr, r->is_write);
+    if (si < 0) return NPU_EINVAL;
     uint64_t t = r->cycle > s->now ? r->cycle : s->now;
     if (!s->cfg.l2.enabled) {
         int32_t op = op_new(s);
@@ -516,7 +525,6 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
         s->now = saved;
         return s->oom ? NPU_ENOMEM : NPU_OK;
     }
-    int si = slice_of(s, r->addr / (uint64_t)s->line);
     slice *sl = &s->sl[si];
     int32_t ri = sreq_new(s);
     if (ri < 0) return NPU_ENOMEM;
