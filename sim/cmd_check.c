@@ -36,26 +36,6 @@ static void usage(FILE *f)
         "exit status: 0 clean, 1 findings (or an output mismatch), 2 bad input\n");
 }
 
-/* "--opt VALUE" or "--opt=VALUE": 1 matched (value in *v, *i advanced),
- * 0 not this option, -1 value missing. */
-static int opt_val(const char *name, int argc, char **argv, int *i, const char **v)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-        return 0;
-    if (a[n] == '=') {
-        *v = a + n + 1;
-        *i += 1;
-        return 1;
-    }
-    if (*i + 1 >= argc)
-        return -1;
-    *v = argv[*i + 1];
-    *i += 2;
-    return 1;
-}
-
 static npu_mode mode_of(launch_mode m)
 {
     switch (m) {
@@ -87,26 +67,29 @@ int sim_cmd_check(int argc, char **argv)
             i++;
             continue;
         }
-        int r;
-        if ((r = opt_val("--tool", argc, argv, &i, &v)) ||
-            (r = opt_val("--json", argc, argv, &i, &v)) ||
-            (r = opt_val("--junit", argc, argv, &i, &v)) ||
-            (r = opt_val("--max-insns", argc, argv, &i, &v))) {
-            if (r < 0) {
+        static const char *const vopts[] = { "--tool", "--json", "--junit", "--max-insns" };
+        const char *opt = NULL;
+        int step = 0;
+        for (size_t k = 0; k < sizeof vopts / sizeof vopts[0] && !opt; k++)
+            if (sim_cmd_opt(argc, argv, i, NULL, vopts[k], &v, &step))
+                opt = vopts[k];
+        if (opt) {
+            if (!v) {
                 fprintf(stderr, "npusim check: %s needs a value\n", a);
                 launch_free(&l);
                 return 2;
             }
-            if (!strncmp(a, "--tool", 6)) {
+            i += step;
+            if (!strcmp(opt, "--tool")) {
                 tools = sim_chk_parse_tools(v, &d);
                 if (tools < 0) {
                     fprintf(stderr, "npusim check: %s\n", d.msg);
                     launch_free(&l);
                     return 2;
                 }
-            } else if (!strncmp(a, "--json", 6)) {
+            } else if (!strcmp(opt, "--json")) {
                 json = v;
-            } else if (!strncmp(a, "--junit", 7)) {
+            } else if (!strcmp(opt, "--junit")) {
                 junit = v;
             } else if (npu_parse_u64(v, &max_insns) || max_insns == 0) {
                 fprintf(stderr, "npusim check: --max-insns: expected a positive integer, got '%s'\n",

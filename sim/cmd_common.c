@@ -3,6 +3,7 @@
 #include "sim/cmd_common.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "frontend/npy.h"
 
@@ -78,4 +79,28 @@ npu_status sim_cmd_save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu
             printf("%s: written to %s\n", a->name, path);
     }
     return NPU_OK;
+}
+
+/* See cmd_common.h. */
+int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng,
+                const char **v, int *step)
+{
+    const char *a = argv[i];
+    size_t ln = lng ? strlen(lng) : 0;
+    if ((shrt && !strcmp(a, shrt)) || (lng && !strcmp(a, lng))) {
+        *v = i + 1 < argc ? argv[i + 1] : NULL;
+        *step = 2;
+        return 1;
+    }
+    if (lng && !strncmp(a, lng, ln) && a[ln] == '=') {
+        *v = a + ln + 1;
+        *step = 1;
+        return 1;
+    }
+    if (shrt && !strncmp(a, shrt, 2) && a[2]) {
+        *v = a + 2;
+        *step = 1;
+        return 1;
+    }
+    return 0;
 }

@@ -27,4 +27,11 @@ npu_status sim_cmd_setup(launch_desc *l, const char *nofunc_cmd, npu_sim **s, np
  * "NAME: written to PATH" for each unless quiet. */
 npu_status sim_cmd_save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu_diag *d);
 
+/* One option with a value at argv[i]: "--opt V", "--opt=V", and for a
+ * short option "-o V" or "-oV" (shrt or lng may be NULL). 1 matched (the
+ * value in *v, NULL if it is missing; *step = argv slots used), 0 not this
+ * option. */
+int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng, const char **v,
+                int *step);
+
 #endif

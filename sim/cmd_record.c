@@ -50,31 +50,6 @@ static void usage(FILE *f)
         REC_DEFAULT_INTERVAL);
 }
 
-/* "--opt V", "--opt=V", and for short options "-oV": 1 matched (value in
- * *v, NULL if missing), 0 not this option. *step = argv slots used. */
-static int opt_value(int argc, char **argv, int i, const char *shrt, const char *lng,
-                     const char **v, int *step)
-{
-    const char *a = argv[i];
-    size_t ln = lng ? strlen(lng) : 0;
-    if ((shrt && !strcmp(a, shrt)) || (lng && !strcmp(a, lng))) {
-        *v = i + 1 < argc ? argv[i + 1] : NULL;
-        *step = 2;
-        return 1;
-    }
-    if (lng && !strncmp(a, lng, ln) && a[ln] == '=') {
-        *v = a + ln + 1;
-        *step = 1;
-        return 1;
-    }
-    if (shrt && !strncmp(a, shrt, 2) && a[2]) {
-        *v = a + 2;
-        *step = 1;
-        return 1;
-    }
-    return 0;
-}
-
 int sim_cmd_record(int argc, char **argv)
 {
     launch_desc l;
@@ -100,14 +75,14 @@ int sim_cmd_record(int argc, char **argv)
             i++;
             continue;
         }
-        if (opt_value(argc, argv, i, "-o", "--output", &v, &step)) {
+        if (sim_cmd_opt(argc, argv, i, "-o", "--output", &v, &step)) {
             if (!v || !*v) {
                 fprintf(stderr, "npusim record: -o needs a file name\n");
                 launch_free(&l);
                 return 2;
             }
             out = v;
-        } else if (opt_value(argc, argv, i, NULL, "--level", &v, &step)) {
+        } else if (sim_cmd_opt(argc, argv, i, NULL, "--level", &v, &step)) {
             int lv = sim_rec_level_from_name(v);
             if (lv < 0) {
                 fprintf(stderr, "npusim record: --level: expected instr, mem or full, got '%s'\n",
@@ -116,21 +91,21 @@ int sim_cmd_record(int argc, char **argv)
                 return 2;
             }
             ro.level = (sim_rec_level)lv;
-        } else if (opt_value(argc, argv, i, "-I", "--interval", &v, &step)) {
+        } else if (sim_cmd_opt(argc, argv, i, "-I", "--interval", &v, &step)) {
             if (npu_parse_u64(v, &ro.interval)) {
                 fprintf(stderr, "npusim record: -I: expected a number of cycles, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);
                 return 2;
             }
-        } else if (opt_value(argc, argv, i, NULL, "--seed", &v, &step)) {
+        } else if (sim_cmd_opt(argc, argv, i, NULL, "--seed", &v, &step)) {
             if (npu_parse_u64(v, &ro.seed)) {
                 fprintf(stderr, "npusim record: --seed: expected an integer, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);
                 return 2;
             }
-        } else if (opt_value(argc, argv, i, NULL, "--max-insns", &v, &step)) {
+        } else if (sim_cmd_opt(argc, argv, i, NULL, "--max-insns", &v, &step)) {
             if (npu_parse_u64(v, &ro.max_insns) || ro.max_insns == 0) {
                 fprintf(stderr, "npusim record: --max-insns: expected a positive integer, got '%s'\n",
                         v ? v : "");
