@@ -80,8 +80,8 @@ typedef struct hchan {
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
     uint32_t *cq_row;       /* the row of each command (a compact copy for scans) */
     int *ncq;
-    uint64_t *cq_lb;        /* per-bank lower bound on the next ready command */
-    uint64_t cq_min;        /* lower bound of all cq_lb (0 after any reset) */
+    uint64_t *cq_lb;        /* nbank > 64: per-bank lower bound on the next ready command */
+    uint64_t cq_min;        /* lower bound of the next ready command (0 after any reset) */
     uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
     uint64_t cq_room;       /* bit b: bank queue b has room */
     /* nbank <= 64: per-bank candidate summaries (see dq_summarise) */
@@ -499,10 +499,13 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         if (cqd) {
             ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
             ch->ncq = npu_calloc((size_t)h->nbank, sizeof *ch->ncq);
-            ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
             ch->cq_row = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq_row);
-            ch->cs = npu_calloc((size_t)h->nbank, sizeof *ch->cs);
-            if (!ch->cq || !ch->ncq || !ch->cq_lb || !ch->cq_row || !ch->cs) goto oom;
+            if (!ch->cq || !ch->ncq || !ch->cq_row) goto oom;
+            /* per-bank bounds for the bank scan, or candidate summaries for
+             * the mask search (nbank <= 64): each path keeps only its own */
+            if (h->nbank > 64) ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
+            else ch->cs = npu_calloc((size_t)h->nbank, sizeof *ch->cs);
+            if (!ch->cq_lb && !ch->cs) goto oom;
         }
         for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = -1;
         ch->wake = NEVER;
@@ -680,7 +683,7 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
         break;
     case MC_REFB: b->epoch++; b->ref_pending = 0; st->refpb++; break;
     }
-    if (ch->cq_lb) {
+    if (ch->cq) {
         ch->cq_min = 0;
         if (h->nbank <= 64) {
             /* the bank's candidates change; its bank group's timing too */
@@ -1345,8 +1348,8 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
             if (ch->ncq[r->bank] >= k->cmd_queue) ch->cq_room &= ~((uint64_t)1 << r->bank);
         }
         ch->ncq_total++;
-        ch->cq_lb[r->bank] = 0;
-        if (r->bank < 64) {
+        if (ch->cq_lb) ch->cq_lb[r->bank] = 0;
+        else {
             /* appending changes the bank's candidates only if it was empty,
              * or it is open, has no hit candidate yet and this one hits
              * (it may be that hit, or make the row-hit cap protect the
