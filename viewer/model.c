@@ -42,6 +42,43 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* The open-addressing u64 -> int32 tables of the loader (stacks, flags):
+ * key 0 marks an empty slot, linear probing, a power-of-two capacity. Each
+ * table indexes by the Fibonacci hash shifted right by its own amount (its
+ * keys' varying bits differ). */
+static size_t kslot(uint64_t k, unsigned shift, size_t cap)
+{
+    return (size_t)(k * 0x9E3779B97F4A7C15ull >> shift) & (cap - 1);
+}
+
+/* Double the table (1024 slots when empty) and reinsert every key; on OOM
+ * the old table is kept and -1 returned. */
+static int ktab_grow(uint64_t **key, int32_t **val, size_t *cap, unsigned shift)
+{
+    size_t nc = *cap ? *cap * 2 : 1024;
+    uint64_t *nk = npu_calloc(nc, sizeof *nk);
+    int32_t *nv = npu_calloc(nc, sizeof *nv);
+    if (!nk || !nv) {
+        npu_free(nk);
+        npu_free(nv);
+        return -1;
+    }
+    for (size_t i = 0; i < *cap; i++)
+        if ((*key)[i]) {
+            size_t h = kslot((*key)[i], shift, nc);
+            while (nk[h])
+                h = (h + 1) & (nc - 1);
+            nk[h] = (*key)[i];
+            nv[h] = (*val)[i];
+        }
+    npu_free(*key);
+    npu_free(*val);
+    *key = nk;
+    *val = nv;
+    *cap = nc;
+    return 0;
+}
+
 /* ---- interned stacks (open addressing on (parent, symbol)) ----------------- */
 typedef struct stack_map {
     uint64_t *key;      /* 0 = empty; else (parent+1) << 40 ^ symbol-pointer hash, see below */
@@ -59,30 +96,11 @@ static int32_t intern(vw_model *m, stack_map *sm, int32_t parent, const trc_symb
     if (m->nstacks >= 65535)
         return 0;   /* beyond u16: fold into the root rather than fail */
     if (m->nstacks * 2 + 2 >= sm->cap) {
-        size_t nc = sm->cap ? sm->cap * 2 : 1024;
-        uint64_t *nk = npu_calloc(nc, sizeof *nk);
-        int32_t *nv = npu_calloc(nc, sizeof *nv);
-        if (!nk || !nv) {
-            npu_free(nk);
-            npu_free(nv);
+        if (ktab_grow(&sm->key, &sm->val, &sm->cap, 0))
             return -1;
-        }
-        for (size_t i = 0; i < sm->cap; i++)
-            if (sm->key[i]) {
-                size_t h = (size_t)(sm->key[i] * 0x9E3779B97F4A7C15ull) & (nc - 1);
-                while (nk[h])
-                    h = (h + 1) & (nc - 1);
-                nk[h] = sm->key[i];
-                nv[h] = sm->val[i];
-            }
-        npu_free(sm->key);
-        npu_free(sm->val);
-        sm->key = nk;
-        sm->val = nv;
-        sm->cap = nc;
     }
     uint64_t k = skey(parent, s);
-    size_t h = (size_t)(k * 0x9E3779B97F4A7C15ull) & (sm->cap - 1);
+    size_t h = kslot(k, 0, sm->cap);
     while (sm->key[h]) {
         if (sm->key[h] == k) {
             int32_t id = sm->val[h];
@@ -351,33 +369,14 @@ static uint64_t fkey(uint32_t core, unsigned src, unsigned dst, uint32_t id)
 static int32_t *fmap_slot(fmap *f, uint64_t k, int add)
 {
     if (add && (f->n + 1) * 2 > f->cap) {
-        size_t nc = f->cap ? f->cap * 2 : 1024;
-        uint64_t *nk = npu_calloc(nc, sizeof *nk);
-        int32_t *nh = npu_malloc(nc * sizeof *nh);
-        if (!nk || !nh) {
-            npu_free(nk);
-            npu_free(nh);
+        if (ktab_grow(&f->key, &f->head, &f->cap, 20))
             return NULL;
-        }
-        for (size_t i = 0; i < f->cap; i++)
-            if (f->key[i]) {
-                size_t h = (size_t)(f->key[i] * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
-                while (nk[h])
-                    h = (h + 1) & (nc - 1);
-                nk[h] = f->key[i];
-                nh[h] = f->head[i];
-            }
-        npu_free(f->key);
-        npu_free(f->head);
-        f->key = nk;
-        f->head = nh;
-        f->cap = nc;
     }
     if (!f->cap) {
         f->none = -1;
         return &f->none;
     }
-    size_t h = (size_t)(k * 0x9E3779B97F4A7C15ull >> 20) & (f->cap - 1);
+    size_t h = kslot(k, 20, f->cap);
     while (f->key[h]) {
         if (f->key[h] == k)
             return &f->head[h];
