@@ -550,8 +550,11 @@ static npu_status cube_exec(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, 
     w->macs = (uint64_t)p.m * (uint64_t)kb * (uint64_t)p.n;
     if (ctx->nodata)
         return NPU_OK;
-    if (variant < 0)
-        variant = host_variant();
+    if (variant < 0) {
+        if (!ctx->cube_variant1)
+            ctx->cube_variant1 = host_variant() + 1;
+        variant = ctx->cube_variant1 - 1;
+    }
     return compute(&p, ctx, dt, variant, d);
 }
 
@@ -566,14 +569,4 @@ npu_status sim_cube_exec_variant(sim_unit_ctx *ctx, const isa_insn *in, sim_work
 npu_status sim_exec_cube(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d)
 {
     return cube_exec(ctx, in, w, d, -1);
-}
-
-int sim_cube_host_variant(void)
-{
-    return host_variant();
-}
-
-npu_status sim_cube_exec_known(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d, int variant)
-{
-    return cube_exec(ctx, in, w, d, variant);
 }

@@ -636,11 +636,8 @@ exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
             int u = sim_unit_of(in->op);
             if (u == 'v')
                 st = sim_exec_vec(&s->uctx, in, &w, &ud);
-            else if (u == 'c') {
-                if (!s->cube_variant1 && !s->uctx.nodata)
-                    s->cube_variant1 = sim_cube_host_variant() + 1;
-                st = sim_cube_exec_known(&s->uctx, in, &w, &ud, s->cube_variant1 - 1);
-            }
+            else if (u == 'c')
+                st = sim_exec_cube(&s->uctx, in, &w, &ud);
             else if (u == 'd')
                 st = sim_exec_dma(&s->uctx, in, &w, &ud);
             else

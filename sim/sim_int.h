@@ -286,9 +286,6 @@ struct npu_sim {
     int cur_core;
     uint64_t cur_pc;
     isa_pipe cur_pipe;
-    /* the host's cube kernel variant + 1 (0: not looked up yet); found on
-     * the first computed mmad, since the lookup runs CPUID (slow in a VM) */
-    int cube_variant1;
 };
 
 /* ===================================================================== *
@@ -302,12 +299,6 @@ struct npu_sim {
  * returns NPU_OK with op->ended; sync_all returns NPU_OK with
  * op->is_sync_all and the core SIM_CORE_AT_BARRIER until sim_barrier_release. */
 npu_status sim_core_step(npu_sim *s, int core, sim_op *op, npu_diag *d);
-
-/* (cube.c) The host's best cube kernel variant (runs CPUID: look it up
- * once and keep it), and mmad with a variant known to be supported. */
-int sim_cube_host_variant(void);
-npu_status sim_cube_exec_known(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_diag *d,
-                               int variant);
 
 /* Fast path for func mode: run core until it ends, reaches a barrier,
  * faults or has retired `budget` more instructions; no sim_op is filled and

@@ -67,6 +67,10 @@ typedef struct sim_unit_ctx {
     void *access_user;
     /* UB bank geometry, for the bank-conflict count in sim_work */
     uint32_t ub_banks, ub_bank_bytes, ub_bank_groups;
+    /* the host's cube kernel variant + 1, 0 until the first mmad asks
+     * (CPUID, which a VM traps at ~2 us a call: once per context, not per
+     * instruction) */
+    int cube_variant1;
 } sim_unit_ctx;
 
 /* What an instruction did, for timing and counters. Zero what does not apply. */
