@@ -50,6 +50,28 @@ static void load(vw_model *m)
     ck_assert_msg(vw_model_load(m, p, &d) == NPU_OK, "load: %s", d.msg);
 }
 
+/* A fresh directory /tmp/test-viewer-TAG.XXXXXX for a test's hand-written
+ * trace, and path = that directory / file. */
+static void tmp_trace(char dir[64], char path[128], const char *tag, const char *file)
+{
+    snprintf(dir, 64, "/tmp/test-viewer-%s.XXXXXX", tag);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, 128, "%s/%s", dir, file);
+}
+
+/* The header of the hand-written traces: two cores, instruction level;
+ * each test adds its name tables. */
+static trc_meta two_core_meta(void)
+{
+    trc_meta meta = {0};
+    meta.config_json = "{}";
+    meta.clock_ghz = 1.0;
+    meta.n_cores = 2;
+    meta.kernel = "k";
+    meta.level = "instr";
+    return meta;
+}
+
 /* ---- model --------------------------------------------------------------- */
 START_TEST(t_model_counts)
 {
@@ -100,17 +122,10 @@ END_TEST
 START_TEST(t_counters_cumulative)
 {
     char dir[64], path[128];
-    snprintf(dir, sizeof dir, "/tmp/test-viewer-ctr.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/c.npt", dir);
+    tmp_trace(dir, path, "ctr", "c.npt");
     static const char *const ops[] = { "nop" };
     static const char *const ctrs[] = { "gm.write_bytes", "pipe.m.busy_cycles" };
-    trc_meta meta = {0};
-    meta.config_json = "{}";
-    meta.clock_ghz = 1.0;
-    meta.n_cores = 2;
-    meta.kernel = "k";
-    meta.level = "instr";
+    trc_meta meta = two_core_meta();
     meta.counter_interval = 100;
     meta.opcodes = (trc_names){ ops, 1 };
     meta.counters = (trc_names){ ctrs, 2 };
@@ -192,17 +207,10 @@ END_TEST
 START_TEST(t_range_summaries)
 {
     char dir[64], path[128];
-    snprintf(dir, sizeof dir, "/tmp/test-viewer-sum.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/r.npt", dir);
+    tmp_trace(dir, path, "sum", "r.npt");
     static const char *const ops[] = { "a", "b", "c", "d", "e" };
     static const char *const causes[] = { "queue", "bank" };
-    trc_meta meta = {0};
-    meta.config_json = "{}";
-    meta.clock_ghz = 1.0;
-    meta.n_cores = 2;
-    meta.kernel = "k";
-    meta.level = "instr";
+    trc_meta meta = two_core_meta();
     meta.opcodes = (trc_names){ ops, 5 };
     meta.causes = (trc_names){ causes, 2 };
     npu_diag d = {0};
@@ -876,9 +884,7 @@ static void check_load_matches(const char *path)
 START_TEST(t_load_matches_iterator)
 {
     char dir[64], p[128], q[128];
-    snprintf(dir, sizeof dir, "/tmp/test-viewer-ld.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(p, sizeof p, "%s/many.npt", dir);
+    tmp_trace(dir, p, "ld", "many.npt");
     snprintf(q, sizeof q, "%s/dmg.npt", dir);
     trc_synth_opts o = { .events = 200000, .cores = 6, .seed = 3, .mem = 0 };
     npu_diag d = {0};
