@@ -226,15 +226,21 @@ static void drain_out(mem_sys *s)
 }
 
 /* ---- L2 ------------------------------------------------------------------------ */
+/* x mod n and x / n (n >= 1) for the slice hash and the set index, two
+ * of each per request: a mask and a shift when n is a power of 2 (the
+ * usual slice and set counts), the 64-bit division otherwise. */
+static inline uint64_t umod(uint64_t x, uint64_t n) { return (n & (n - 1)) == 0 ? x & (n - 1) : x % n; }
+static inline uint64_t udiv(uint64_t x, uint64_t n) { return (n & (n - 1)) == 0 ? x >> __builtin_ctzll(n) : x / n; }
+
 static int slice_of(const mem_sys *s, uint64_t line)
 {
     uint64_t h = line ^ (line >> 7) ^ (line >> 15) ^ (line >> 23);
-    return (int)(h % (uint64_t)s->nslice);
+    return (int)umod(h, (uint64_t)s->nslice);
 }
 
 static uint64_t *set_tags(mem_sys *s, slice *sl, uint64_t line, int *base)
 {
-    uint64_t set = (line / (uint64_t)s->nslice) % (uint64_t)s->sets;
+    uint64_t set = umod(udiv(line, (uint64_t)s->nslice), (uint64_t)s->sets);
     *base = (int)set * s->ways;
     return &sl->tag[*base];
 }
