@@ -27,6 +27,11 @@ static const char *const pipe_docs[] = {
 #include "isa/pipes.def"
 #undef PIPE
 };
+static const struct { const char *name, *doc; } stalls[] = {
+#define STALL(id, name, doc) {name, doc},
+#include "isa/stalls.def"
+#undef STALL
+};
 static const char *const field_docs[] = {
 #define FIELD(id, lsb, width, sgn, doc) doc,
 #include "isa/fields.def"
@@ -197,6 +202,12 @@ int main(int argc, char **argv)
     printf("\n## Pipes\n\n| value | name | role |\n|---|---|---|\n");
     for (int i = 0; i < ISA_PIPE_COUNT; i++)
         printf("| %d | %s | %s |\n", i, isa_pipe_name(i), pipe_docs[i]);
+
+    printf("\n## Stall causes\n\nWhy a pipe waited (`isa/stalls.def`): the cause ids and names of "
+           "traces, the timing statistics and deadlock reports; the counters' `pipe.P.stall.*` rows.\n\n"
+           "| id | name | meaning |\n|---|---|---|\n");
+    for (size_t i = 0; i < sizeof stalls / sizeof stalls[0]; i++)
+        printf("| %zu | `%s` | %s |\n", i, stalls[i].name, stalls[i].doc);
 
     printf("\n## Special registers\n\n| number | name | access | meaning |\n|---|---|---|---|\n");
     for (int i = 0; i < isa_sreg_count(); i++) {
