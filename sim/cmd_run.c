@@ -170,15 +170,16 @@ int sim_cmd_run(int argc, char **argv)
             i++;
             continue;
         }
-        if (!strncmp(a, "--max-insns", 11) && (a[11] == 0 || a[11] == '=')) {
-            const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[i + 1] : NULL);
+        const char *v;
+        int step;
+        if (sim_cmd_opt(argc, argv, i, NULL, "--max-insns", &v, &step)) {
             if (npu_parse_u64(v, &max_insns) || max_insns == 0) {
                 fprintf(stderr, "npusim run: --max-insns: expected a positive integer, got '%s'\n",
                         v ? v : "");
                 launch_free(&l);
                 return 2;
             }
-            i += a[11] == '=' ? 1 : 2;
+            i += step;
             continue;
         }
         if (a[0] != '-' && !lfile && strlen(a) > 5 && !strcmp(a + strlen(a) - 5, ".json"))
