@@ -408,16 +408,26 @@ static void build_decode(mem_hbm *h)
     if (h->dbytes > 8) h->dbytes = 8;
 }
 
-void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
+/* The table lookup both decoders share: the packed field bits of addr
+ * (layout at dtab) and the row bits from 16 up in *hi. */
+static inline uint64_t decode_packed(const mem_hbm *h, uint64_t addr, uint32_t *hi)
 {
-    const mem_map *m = &h->map;
-    uint64_t x = addr >> m->off_bits, packed = 0;
-    uint32_t hi = 0;
+    uint64_t x = addr >> h->map.off_bits, packed = 0;
+    uint32_t r = 0;
     /* bytes above the mapped bits contribute nothing */
     int nb = h->dbytes;
     for (int byte = 0; byte < nb; byte++) packed |= h->dtab[byte][(x >> (8 * byte)) & 255];
     if (h->drow_hi_used)
-        for (int byte = 0; byte < nb; byte++) hi |= h->drow_hi[byte][(x >> (8 * byte)) & 255];
+        for (int byte = 0; byte < nb; byte++) r |= h->drow_hi[byte][(x >> (8 * byte)) & 255];
+    *hi = r;
+    return packed;
+}
+
+void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
+{
+    const mem_map *m = &h->map;
+    uint32_t hi;
+    uint64_t packed = decode_packed(h, addr, &hi);
     uint32_t g[MF__N];
     for (int i = 0; i < MF_C; i++) g[i] = (uint32_t)(packed >> dshift[i]) & 63u;
     g[MF_C] = (uint32_t)(packed >> 36) & 0xfffu;
@@ -1433,12 +1443,8 @@ static void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
         k = (uint32_t)a.stack; hc = (uint32_t)a.channel; p = (uint32_t)a.pc; sid = (uint32_t)a.sid;
         g = (uint32_t)a.bg; b = (uint32_t)a.bank; row = a.row;
     } else {
-        uint64_t x = addr >> h->map.off_bits, packed = 0;
-        uint32_t hi = 0;
-        int nb = h->dbytes;
-        for (int byte = 0; byte < nb; byte++) packed |= h->dtab[byte][(x >> (8 * byte)) & 255];
-        if (h->drow_hi_used)
-            for (int byte = 0; byte < nb; byte++) hi |= h->drow_hi[byte][(x >> (8 * byte)) & 255];
+        uint32_t hi;
+        uint64_t packed = decode_packed(h, addr, &hi);
         k = (uint32_t)packed & 63u; hc = (uint32_t)(packed >> 6) & 63u; p = (uint32_t)(packed >> 12) & 63u;
         sid = (uint32_t)(packed >> 18) & 63u; g = (uint32_t)(packed >> 24) & 63u; b = (uint32_t)(packed >> 30) & 63u;
         row = (uint32_t)(packed >> 48) | (hi << 16);
