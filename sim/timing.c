@@ -522,6 +522,18 @@ static npu_status oom(tm *T)
     return npu_errf(T->d, NPU_ENOMEM, "timing: out of memory");
 }
 
+/* The memory model lost work to a failed allocation (its status is sticky,
+ * so it is asked only where a run ends: normally, in a deadlock or at the
+ * watchdog, never per step). A lost completion leaves cores waiting: that
+ * is reported as what it is, not as a deadlock. */
+static int mem_lost(tm *T) { return T->mem.status && T->mem.status(T->mem.impl) != NPU_OK; }
+
+static npu_status mem_lost_err(tm *T, npu_diag *d)
+{
+    return npu_errf(d, NPU_ENOMEM, "timing: out of memory in the memory model by cycle %" PRIu64,
+                    T->now);
+}
+
 static npu_status push_ev(tm *T, uint64_t t, int type, int core, int pipe, uint32_t gen)
 {
     tm_ev e = { t < T->now ? T->now : t, 0, gen, (uint8_t)type, (uint8_t)pipe, core };
@@ -1559,9 +1571,8 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         if (t == TM_NONE) {
             if (T.finished == T.ncores)
                 break;
-            if (T.mem.status && T.mem.status(T.mem.impl)) {
-                st = npu_errf(d, NPU_ENOMEM,
-                              "timing: out of memory in the memory model by cycle %" PRIu64, T.now);
+            if (mem_lost(&T)) {
+                st = mem_lost_err(&T, d);
                 break;
             }
             npu_buf b = { 0 };
@@ -1574,6 +1585,10 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             break;
         }
         if (t > T.max_cycles) {
+            if (mem_lost(&T)) {
+                st = mem_lost_err(&T, d);
+                break;
+            }
             npu_buf b = { 0 };
             report_state(&T, &b);
             st = npu_errf(d, NPU_ETIMEOUT,
@@ -1590,9 +1605,6 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         if (mem_next <= t) {
             T.mem.next_valid = 0;
             T.mem.advance_to(T.mem.impl, t);
-            if (!T.err && T.mem.status && T.mem.status(T.mem.impl))
-                T.err = npu_errf(d, NPU_ENOMEM,
-                                 "timing: out of memory in the memory model at cycle %" PRIu64, t);
             if (T.err) {
                 st = T.err;
                 break;
@@ -1606,6 +1618,10 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
                 st = T.err;
         }
     }
+    /* a lost request nobody waited for (a posted write) ends the run
+     * normally: the failed allocation still fails it */
+    if (!st && mem_lost(&T))
+        st = mem_lost_err(&T, d);
     for (int c = 0; c < T.ncores && stats->core; c++) {
         if (!stats->core[c].cycles)
             stats->core[c].cycles = T.core ? T.core[c].end : 0;
