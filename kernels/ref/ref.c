@@ -452,7 +452,7 @@ int ref_cmd_ref(int argc, char **argv)
     c->cores = 1;
     const char *outdir = NULL, *config = NULL, *mode = NULL, *kgiven = NULL;
     uint64_t seed = 1;
-    int rc = 2;
+    int rc = 2;   /* every failure below exits 2 (docs/reliability.md) */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] != '-' || i + 1 >= argc) {
@@ -511,7 +511,6 @@ int ref_cmd_ref(int argc, char **argv)
         goto out;
     }
     c->rng.s = seed;
-    rc = 2;   /* 2: any failure from here on (bad option values, I/O) */
     npu_diag d;
     npu_diag_clear(&d);
     npu_status st = g->fn(c, &d);
@@ -521,7 +520,6 @@ int ref_cmd_ref(int argc, char **argv)
             fprintf(stderr, "npusim %s\n", d.msg);
         else
             fprintf(stderr, "npusim ref %s: %s\n", g->name, d.msg);
-        rc = 2;
         goto out;
     }
     if (!c->kernel[0]) {
