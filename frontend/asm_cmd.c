@@ -45,7 +45,6 @@ int asm_cmd_asm(int argc, char **argv)
     int maxerr = 0, rc = 2;
     if (!inc || !defs || !names) {
         fprintf(stderr, "npusim asm: out of memory\n");
-        rc = 2;
         goto out;
     }
     for (int i = 1; i < argc; i++) {
