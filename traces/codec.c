@@ -204,14 +204,10 @@ void trc_codec_free(trc_codec *c)
 
 static uint64_t stream_key(const trc_event *e, unsigned slots)
 {
-    switch (trc_kind_class(e->kind)) {
-    case TRC_CLASS_COUNTER:
-        return ((uint64_t)e->core << 34) ^ ((uint64_t)e->id << 2) ^ 1;
-    case TRC_CLASS_HBM:
-        return (((uint64_t)e->core << 8 | e->pipe) << 2) | 2;
-    default:
-        return (((uint64_t)e->core << 8 | ((slots & (1u << TRC_SLOT_PIPE)) ? e->pipe : 7)) << 2);
-    }
+    unsigned cls = trc_kind_class(e->kind);
+    uint32_t sub = cls == TRC_CLASS_COUNTER ? e->id : cls == TRC_CLASS_HBM ? e->pipe
+                 : (slots & (1u << TRC_SLOT_PIPE)) ? e->pipe : 7;
+    return trc_stream_key(cls, e->core, sub);
 }
 
 static trc_stream *stream_of(trc_codec *c, const trc_event *e, unsigned slots)

@@ -947,7 +947,7 @@ void trc_reader_time_range(const trc_reader *r, uint64_t *t_min, uint64_t *t_end
  *   record that ends past the chunk's end is malformed, exactly the records
  *   the checked decoder rejects for running out of bytes.
  * Malformed input is rejected by the same rules as trc_decode. */
-typedef struct dstream { uint64_t t0, addr, val; } dstream;
+typedef trc_stream dstream;     /* codec.c's per-stream delta state */
 typedef struct dslot { uint32_t gen, pad_; dstream s; } dslot;
 #define FD_IDS 64   /* core / channel ids with a direct stream table */
 #define FD_CTR 32   /* counter units and ids with one */
@@ -983,7 +983,7 @@ static void fd_free(fdec *d)
     npu_free(d->pool);
 }
 
-/* The stream of a key outside the direct tables (keys as codec.c's). */
+/* The stream of a key outside the direct tables. */
 static dstream *fd_slow(fdec *d, uint64_t key)
 {
     int fresh = 0;
@@ -1026,10 +1026,7 @@ static inline dstream *fd_stream(fdec *d, unsigned cls, uint32_t core, uint32_t 
         }
         return &s->s;
     }
-    uint64_t key = cls == TRC_CLASS_COUNTER ? ((uint64_t)core << 34) ^ ((uint64_t)sub << 2) ^ 1
-                 : cls == TRC_CLASS_HBM ? (((uint64_t)core << 8 | sub) << 2) | 2
-                 : ((uint64_t)core << 8 | sub) << 2;
-    return fd_slow(d, key);
+    return fd_slow(d, trc_stream_key(cls, core, sub));
 }
 
 /* LEB128 without bounds checks (see above); *bad on an overlong 10th byte. */

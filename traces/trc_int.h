@@ -103,6 +103,17 @@ static inline uint64_t trc_hash64(uint64_t x)
 /* ---- record codec (codec.c) ------------------------------------------ */
 /* Per-chunk delta state of one stream (reset at each chunk boundary). */
 typedef struct trc_stream { uint64_t t0, addr, val; } trc_stream;
+
+/* The key of a record's delta stream (docs/trace-format.md): counters by
+ * (unit, counter id), HBM commands by (channel, pseudo-channel), the rest
+ * by (core, pipe, or 7 for a kind without a pipe); sub is the second
+ * part. One rule for the codec and the iterator's fast decoder. */
+static inline uint64_t trc_stream_key(unsigned cls, uint32_t core, uint32_t sub)
+{
+    return cls == TRC_CLASS_COUNTER ? ((uint64_t)core << 34) ^ ((uint64_t)sub << 2) ^ 1
+         : cls == TRC_CLASS_HBM ? (((uint64_t)core << 8 | sub) << 2) | 2
+         : ((uint64_t)core << 8 | sub) << 2;
+}
 typedef struct trc_codec {
     trc_stream *streams;        /* pool, indexed by map values */
     size_t n_streams, cap_streams;
