@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "traces/trace.h"
+#include "traces/trc_int.h"   /* trc_put32: rewriting chunk headers by hand */
 
 /* ---- helpers ----------------------------------------------------------------- */
 /* Check writes a record on every passing ck_assert; hot loops use this,
@@ -950,11 +951,6 @@ END_TEST
  * changed, stored uncompressed under fresh CRCs; the footer is dropped so
  * the file is scanned. The decoder must stop at the damage, never overrun,
  * and keep every other chunk. */
-static void put32le(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 START_TEST(garbage_records)
 {
     make_tmpdir();
@@ -995,10 +991,10 @@ START_TEST(garbage_records)
         uint8_t nh[52];
         memcpy(nh, h, 52);
         nh[5] = 0;                        /* stored, not zlib */
-        put32le(nh + 8, raw);
-        put32le(nh + 12, raw);
-        put32le(nh + 44, (uint32_t)crc32(0, mut, raw));
-        put32le(nh + 48, (uint32_t)crc32(0, nh, 48));
+        trc_put32(nh + 8, raw);
+        trc_put32(nh + 12, raw);
+        trc_put32(nh + 44, (uint32_t)crc32(0, mut, raw));
+        trc_put32(nh + 48, (uint32_t)crc32(0, nh, 48));
         memcpy(out + o, nh, 52);
         o += 52;
         memcpy(out + o, mut, raw);
