@@ -11,12 +11,7 @@
 
 #include "viewer/vw.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return vw_clock_s(CLOCK_MONOTONIC); }
 
 /* A software renderer on a fresh RGBA surface: no display, no video
  * subsystem, the same pixels everywhere. */
@@ -120,13 +115,6 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double cpu_s(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The scripted session of the benchmark: phases of frames, each phase a
  * view and a change applied before every frame. It covers every view: the
  * timeline at every zoom from the whole run to a few cycles (expanded and
@@ -224,11 +212,11 @@ static void pct(npu_buf *out, const char *pre, double *a, int n)
 npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
 {
     vw_model m;
-    double t0 = now_s(), c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
+    double t0 = now_s(), c0 = vw_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     npu_status st = vw_model_load(&m, path, d);
     if (st)
         return st;
-    double load = now_s() - t0, load_cpu = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    double load = now_s() - t0, load_cpu = vw_clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     vw_view v;
     double vi = now_s();
     st = vw_view_init(&v, &m, w, h, 1, d);   /* (computes the overview: not a frame) */
@@ -274,13 +262,13 @@ npu_status vw_bench(const char *path, int w, int h, npu_buf *out, npu_diag *d)
         int f0 = f;
         for (int k = 0; k < phases[p].frames; k++, f++) {
             bench_step(&v, &m, p, k, h);
-            double a = now_s(), ca = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+            double a = now_s(), ca = vw_clock_s(CLOCK_THREAD_CPUTIME_ID);
             vw_draw(&v, &cl);
             double bb = now_s();
             vw_backend_draw(b, &cl);  /* as vw_render_view: no clear (see there) */
             SDL_RenderPresent(ren);
             wall[f] = (now_s() - a) * 1e3;
-            cpu[f] = (cpu_s(CLOCK_THREAD_CPUTIME_ID) - ca) * 1e3;
+            cpu[f] = (vw_clock_s(CLOCK_THREAD_CPUTIME_ID) - ca) * 1e3;
             build[f] = (bb - a) * 1e3;
             if (cl.n > max_cmds)
                 max_cmds = cl.n;

@@ -20,12 +20,13 @@
 
 #include "viewer/vw.h"
 
-static double now_s(void)
+double vw_clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+static double now_s(void) { return vw_clock_s(CLOCK_MONOTONIC); }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -241,12 +242,7 @@ typedef struct ev_pipe {
     double cpu;             /* CPU seconds of the decoding (producer or inline) */
 } ev_pipe;
 
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+static double thread_cpu(void) { return vw_clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 static size_t fill(trc_iter *it, trc_event *b)
 {

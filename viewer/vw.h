@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "isa/npu_util.h"
 #include "traces/trace.h"
@@ -151,6 +152,9 @@ typedef struct vw_model {
 npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d);
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d); /* takes r */
 void vw_model_free(vw_model *m);
+/* Seconds on clock id (CLOCK_MONOTONIC for wall time, a CPU-time clock for
+ * CPU time): the load and benchmark figures, never in a picture's data. */
+double vw_clock_s(clockid_t id);
 static inline vw_track *vw_track_at(const vw_model *m, uint32_t core, unsigned pipe)
 { return &m->tracks[(size_t)core * TRC_NPIPES + pipe]; }
 /* A lower bound for the first box ending after t: every box before it ends
