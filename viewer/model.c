@@ -405,7 +405,7 @@ static const uint8_t kind_class[TRC_NKINDS] = {
 
 npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
 {
-    double t_start = now_s(), c_start = thread_cpu(), c_post = 0, w_post = 0;
+    double c_start = thread_cpu(), c_post = 0, w_post = 0;
     memset(m, 0, sizeof *m);
     m->r = r;
     m->meta = trc_reader_meta(r);
@@ -689,7 +689,6 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     npu_free(fm.key);
     npu_free(fm.head);
     npu_free(fnext);
-    m->load_seconds = now_s() - t_start;
     m->load_post_cpu = thread_cpu() - c_post;
     m->load_post_wall = now_s() - w_post;
     (void)n_ev;

@@ -1646,8 +1646,6 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     kv(v, o, x, &y, "events", c);
     fmt_big(c, sizeof c, m->n_insn);
     kv(v, o, x, &y, "instructions", c);
-    snprintf(b, sizeof b, "%.3f s", m->load_seconds);
-    kv(v, o, x, &y, "trace load", b);
     y += S(v, 8);
     vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "pipes (all cores)");
     y += line_h(v, VW_FONT_UI) + S(v, 2);

@@ -134,7 +134,6 @@ typedef struct vw_model {
     uint64_t *ugrid, *mgrid;
     uint64_t pipe_stall[TRC_NPIPES];    /* stall cycles per pipe, all cores */
     uint64_t cause_stall[8];    /* by cause: ids 0..5, 6 = flag wait, 7 = barrier */
-    double load_seconds;
     /* CPU seconds of the load's parts: the decoding thread (the reader's
      * trc_iter), the thread filing events into tracks while it decodes, and
      * what runs after both (prefix arrays, summaries); on an idle machine

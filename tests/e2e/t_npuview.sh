@@ -20,6 +20,9 @@ for v in timeline flame hotspots counters; do
     "$V" --screenshot "$tmp/$v.png" --view $v "$tmp/s.npt" 2>"$tmp/err" || { cat "$tmp/err"; fail "--view $v"; }
     [ "$(head -c 8 "$tmp/$v.png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ] || fail "$v: not a PNG"
     [ "$(png_size "$tmp/$v.png")" = "1280 800" ] || fail "$v: size $(png_size "$tmp/$v.png")"
+    # determinism: the same trace gives the same picture (no wall-clock figure in any view)
+    "$V" --screenshot "$tmp/$v.2.png" --view $v "$tmp/s.npt" 2>/dev/null || fail "--view $v again"
+    cmp -s "$tmp/$v.png" "$tmp/$v.2.png" || fail "$v: two screenshots of one trace differ"
 done
 "$V" --screenshot "$tmp/r.png" --range 1000:9000 --size 900x600 "$tmp/s.npt" || fail "--range"
 [ "$(png_size "$tmp/r.png")" = "900 600" ] || fail "--size 900x600 gave $(png_size "$tmp/r.png")"
