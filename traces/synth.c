@@ -13,11 +13,20 @@
 
 #include "traces/trc_int.h"
 
-enum { OP_SADD, OP_SMOV, OP_CALL, OP_RET, OP_GM_L1, OP_L1_L0A, OP_L1_L0B, OP_MMAD,
-       OP_FIXPIPE, OP_VADD, OP_UB_GM, OP_SET, OP_WAIT, OP_BAR, OP_NOPS };
-static const char *const op_names[OP_NOPS] = {
-    "sadd", "smov", "call", "ret", "mov_gm_l1", "mov_l1_l0a", "mov_l1_l0b", "mmad",
-    "fixpipe", "vadd", "mov_ub_gm", "set_flag", "wait_flag", "pipe_barrier" };
+#include "isa/isa.h"
+
+/* opcodes: the ISA's (ids = isa_op, names = its mnemonics), as npusim
+ * record writes them; the instructions the synthetic GEMM uses */
+enum { OP_SADD = ISA_OP_ADD, OP_SMOV = ISA_OP_LI, OP_CALL = ISA_OP_JAL, OP_RET = ISA_OP_JALR,
+       OP_GM_L1 = ISA_OP_GM2L1, OP_L1_L0A = ISA_OP_L12L0A, OP_L1_L0B = ISA_OP_L12L0B,
+       OP_MMAD = ISA_OP_MMAD, OP_FIXPIPE = ISA_OP_L0C2GM, OP_VADD = ISA_OP_VADD,
+       OP_UB_GM = ISA_OP_UB2GM, OP_SET = ISA_OP_SETF, OP_WAIT = ISA_OP_WAITF, OP_BAR = ISA_OP_PBAR };
+
+static const char *const op_names[ISA_OP_COUNT] = {
+#define DEF(id, mn, ...) [ISA_OP_##id] = mn,
+#include "isa/isa.def"
+#undef DEF
+};
 /* stall causes: the simulator's table (ids and names as npusim record writes) */
 enum {
 #define STALL(id, name, doc) C_##id,
@@ -57,7 +66,7 @@ const trc_meta *trc_synth_meta(const trc_synth_opts *o, trc_meta *m)
     m->counter_interval = 1000;
     m->symbols = synth_syms;
     m->n_symbols = NPU_ARRAY_LEN(synth_syms);
-    m->opcodes = (trc_names){ op_names, OP_NOPS };
+    m->opcodes = (trc_names){ op_names, ISA_OP_COUNT };
     m->causes = (trc_names){ cause_names, C_NCAUSES };
     m->counters = (trc_names){ ctr_names, NPU_ARRAY_LEN(ctr_names) };
     m->hbm_commands = (trc_names){ hbm_names, NPU_ARRAY_LEN(hbm_names) };
