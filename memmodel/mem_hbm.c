@@ -85,10 +85,10 @@ typedef struct hchan {
     uint64_t cq_nonempty;   /* bit b: bank queue b holds commands (when nbank <= 64) */
     uint64_t cq_room;       /* bit b: bank queue b has room */
     /* nbank <= 64: per-bank candidate summaries (see dq_summarise) */
-    struct dqsum { uint8_t n, cmd[2], pos[2]; } *cs;   /* ready cycles in ltk */
+    struct dqsum { uint8_t n, k[2], pos[2]; } *cs;     /* k: index in dq_kinds; ready cycles in ltk */
     uint64_t cq_dirty;      /* bit b: summary of bank b must be rebuilt */
     uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (ltk) of its candidates */
-    uint64_t cmask[MC__N];  /* bit b: bank b has a candidate with this command */
+    uint64_t cmask[4];      /* bit b: bank b has a candidate with command dq_kinds[k] */
     uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
     uint64_t ltk[4][64];    /* bank / bank-group part of the ready cycle of bank b's dq_kinds[k] candidate (valid where cmask has b) */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
@@ -144,6 +144,11 @@ struct mem_hbm {
     int dc_valid;
     uint32_t drow_hi[8][256];
     int dbytes;                              /* address bytes (above the atom) the mapping uses */
+    /* every field a run of consecutive address bits, low bit first, no XOR:
+     * decode_loc extracts each with a shift and a mask */
+    int dfast;
+    uint8_t fpos[MF__N];
+    uint32_t fmask[MF__N];
     int drow_hi_used;                        /* some row bit >= 16 is mapped */
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
@@ -363,10 +368,18 @@ static int32_t req_alloc(mem_hbm *h)
 
 static void req_free(mem_hbm *h, int32_t i) { h->freel[h->nfree++] = i; }
 
-static void q_remove(int32_t *q, int *n, int pos)
+/* Queues are short (tens of entries): a loop beats a call to memmove, so
+ * GCC must not turn these loops back into one. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_MEMMOVE_IDIOM __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_MEMMOVE_IDIOM
+#endif
+
+NO_MEMMOVE_IDIOM static inline void q_remove(int32_t *q, int *n, int pos)
 {
-    memmove(q + pos, q + pos + 1, (size_t)(*n - pos - 1) * sizeof *q);
-    (*n)--;
+    int m = --*n;
+    for (int i = pos; i < m; i++) q[i] = q[i + 1];
 }
 
 /* Remove entry pos of the read (w = 0) or write queue, with its bank copy. */
@@ -378,8 +391,10 @@ static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
     int *n = w ? &ch->nwq : &ch->nrq;
     int bank = b[pos];
     if (--ch->qcnt[w][bank] == 0 && bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
+    /* tens of entries, often from the front: memmove's wide moves win */
     memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
-    q_remove(q, n, pos);
+    memmove(q + pos, q + pos + 1, (size_t)(*n - pos - 1) * sizeof *q);
+    (*n)--;
 }
 
 /* ---- decode ------------------------------------------------------------------ */
@@ -406,6 +421,21 @@ static void build_decode(mem_hbm *h)
         }
     h->dbytes = (m->nbits + 7) / 8;
     if (h->dbytes > 8) h->dbytes = 8;
+    /* contiguous fields: bit i of the mapping is bit idx of field f */
+    int first[MF__N], width[MF__N];
+    for (int f = 0; f < MF__N; f++) first[f] = -1, width[f] = 0;
+    h->dfast = m->nxor == 0;
+    for (int i = 0; i < m->nbits && h->dfast; i++) {
+        int f = m->field[i];
+        if (first[f] < 0) first[f] = i;
+        if (m->idx[i] != width[f] || i != first[f] + width[f]) h->dfast = 0;
+        width[f]++;
+    }
+    for (int f = 0; f < MF__N && h->dfast; f++) {
+        if (width[f] > 31) h->dfast = 0;
+        h->fpos[f] = (uint8_t)(first[f] < 0 ? 0 : first[f]);
+        h->fmask[f] = width[f] ? (uint32_t)(((uint64_t)1 << width[f]) - 1) : 0;
+    }
 }
 
 /* The table lookup both decoders share: the packed field bits of addr
@@ -1126,16 +1156,16 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
 {
     struct dqsum *s = &ch->cs[b];
     uint64_t bit = (uint64_t)1 << b;
-    for (int i = 0; i < s->n; i++) ch->cmask[s->cmd[i]] &= ~bit;
+    for (int i = 0; i < s->n; i++) ch->cmask[s->k[i]] &= ~bit;
     s->n = 0;
     int n = ch->ncq[b];
     if (!n) return;
     const hbank *bk = &ch->bk[b];
     const tnode *bg = &ch->bg[h->bbg[b]];
     if (bk->open_row < 0) {
-        s->cmd[0] = MC_ACT; s->pos[0] = 0; s->n = 1;
+        s->k[0] = 0; s->pos[0] = 0; s->n = 1;
         ch->ltk[0][b] = NPU_MAX(bk->t.nxt[MC_ACT], bg->nxt[MC_ACT]);
-        ch->cmask[MC_ACT] |= bit;
+        ch->cmask[0] |= bit;
         return;
     }
     int cqd = h->cfg.ctrl.cmd_queue;
@@ -1152,8 +1182,8 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
                 if (pend) continue;
             }
             ch->ltk[1][b] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
-            s->cmd[s->n] = MC_PRE; s->pos[s->n++] = 0;
-            ch->cmask[MC_PRE] |= bit;
+            s->k[s->n] = 1; s->pos[s->n++] = 0;
+            ch->cmask[1] |= bit;
             continue;
         }
         const hreq *r = &h->pool[cq[j]];
@@ -1162,10 +1192,10 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
             for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
             if (dep) continue;
         }
-        int c = r->is_write ? MC_WR : MC_RD;
-        ch->ltk[dq_kind_of(c)][b] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
-        s->cmd[s->n] = (uint8_t)c; s->pos[s->n++] = (uint8_t)j;
-        ch->cmask[c] |= bit;
+        int c = r->is_write ? MC_WR : MC_RD, kk = r->is_write ? 3 : 2;
+        ch->ltk[kk][b] = NPU_MAX(bk->t.nxt[c], bg->nxt[c]);
+        s->k[s->n] = (uint8_t)kk; s->pos[s->n++] = (uint8_t)j;
+        ch->cmask[kk] |= bit;
         break;
     }
 }
@@ -1178,8 +1208,8 @@ static inline void dq_refresh_summaries(mem_hbm *h, hchan *ch)
         const struct dqsum *s = &ch->cs[b];
         const tnode *bk = &ch->bk[b].t, *bg = &ch->bg[h->bbg[b]];
         for (int i = 0; i < s->n; i++) {
-            int c = s->cmd[i];
-            ch->ltk[dq_kind_of(c)][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
+            int kk = s->k[i], c = dq_kinds[kk];
+            ch->ltk[kk][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
         }
     }
     ch->cq_dirty = ch->lt_dirty = 0;
@@ -1200,12 +1230,21 @@ static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, i
      * bit c = command type c meets them in PC p */
     uint64_t cand = 0;
     unsigned sr[4] = { 0 };
-    for (int p = 0; p < h->npc; p++)
-        for (int k = 0; k < 4; k++) {
-            int c = dq_kinds[k];
-            uint64_t m = ch->cmask[c] & h->pcmask[p];
-            if (m && ch->shr[p][k] <= t) { cand |= m; sr[p] |= 1u << c; }
-        }
+    if (h->npc == 1) {
+        /* one pseudo-channel (legacy mode): no per-PC masks */
+        const uint64_t *shr = ch->shr[0];
+        unsigned m = (unsigned)(shr[0] <= t) | (unsigned)(shr[1] <= t) << 1 |
+                     (unsigned)(shr[2] <= t) << 2 | (unsigned)(shr[3] <= t) << 3;
+        sr[0] = m;
+        cand = (m & 1 ? ch->cmask[0] : 0) | (m & 2 ? ch->cmask[1] : 0) |
+               (m & 4 ? ch->cmask[2] : 0) | (m & 8 ? ch->cmask[3] : 0);
+    } else {
+        for (int p = 0; p < h->npc; p++)
+            for (int k = 0; k < 4; k++) {
+                uint64_t m = ch->cmask[k] & h->pcmask[p];
+                if (m && ch->shr[p][k] <= t) { cand |= m; sr[p] |= 1u << k; }
+            }
+    }
     cand &= ch->cq_nonempty;
     if (ch->nrefb) cand &= ~dq_blocked_mask(ch);
     if (!cand) return 0;
@@ -1218,8 +1257,8 @@ static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, i
             const struct dqsum *s = &ch->cs[b];
             unsigned srp = sr[h->bpc[b]];
             for (int i = 0; i < s->n; i++)
-                if ((srp >> s->cmd[i] & 1) && ch->ltk[dq_kind_of(s->cmd[i])][b] <= t) {
-                    ch->rr = b; *bank = b; *pos = s->pos[i]; *cmd = s->cmd[i];
+                if ((srp >> s->k[i] & 1) && ch->ltk[s->k[i]][b] <= t) {
+                    ch->rr = b; *bank = b; *pos = s->pos[i]; *cmd = dq_kinds[s->k[i]];
                     return 1;
                 }
         }
@@ -1241,8 +1280,7 @@ static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
         /* per command type: the shared part is common to the PC's banks,
          * so max(shared, min lt) is the least ready cycle of that type */
         for (int k = 0; k < 4; k++) {
-            int c = dq_kinds[k];
-            uint64_t mk = mp & ch->cmask[c];
+            uint64_t mk = mp & ch->cmask[k];
             if (!mk) continue;
             uint64_t lt = NEVER;
             const uint64_t *ltk = ch->ltk[k];
@@ -1273,7 +1311,7 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
     return 0;                             /* a full turn leaves the pointer where it was */
 }
 
-static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
+NO_MEMMOVE_IDIOM static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
 {
     hchan *ch = &h->ch[chan];
     int cqd = h->cfg.ctrl.cmd_queue;
@@ -1287,8 +1325,8 @@ static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     issue(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
     if (mem_cmd_is_col(cmd)) {
         uint32_t *rows = &ch->cq_row[b * cqd];
-        memmove(rows + pos, rows + pos + 1, (size_t)(ch->ncq[b] - pos - 1) * sizeof *rows);
-        q_remove(cq, &ch->ncq[b], pos);
+        int m = --ch->ncq[b];
+        for (int i = pos; i < m; i++) { cq[i] = cq[i + 1]; rows[i] = rows[i + 1]; }
         if (!ch->ncq[b] && b < 64) ch->cq_nonempty &= ~((uint64_t)1 << b);
         if (b < 64) ch->cq_room |= (uint64_t)1 << b;
         ch->ncq_total--;
@@ -1366,7 +1404,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
              * row); a newer entry never holds back an older one */
             const struct dqsum *cs = &ch->cs[r->bank];
             const hbank *bk = &ch->bk[r->bank];
-            int has_hit = cs->n && mem_cmd_is_col(cs->cmd[cs->n - 1]);
+            int has_hit = cs->n && cs->k[cs->n - 1] >= 2;
             if (ch->ncq[r->bank] == 1 || (bk->open_row == (int32_t)r->row && !has_hit))
                 ch->cq_dirty |= (uint64_t)1 << r->bank;
         }
@@ -1437,7 +1475,13 @@ static void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
 {
     const mem_hbm_cfg *c = &h->cfg.hbm;
     uint32_t k, hc, p, sid, g, b, row;
-    if (h->map.nxor) {
+    if (h->dfast) {
+        uint64_t x = addr >> h->map.off_bits;
+#define DF_(f) ((uint32_t)(x >> h->fpos[f]) & h->fmask[f])
+        k = DF_(MF_K); hc = DF_(MF_H); p = DF_(MF_P); sid = DF_(MF_S);
+        g = DF_(MF_G); b = DF_(MF_B); row = DF_(MF_R);
+#undef DF_
+    } else if (h->map.nxor) {
         mem_addr a;
         mem_hbm_decode(h, addr, &a);
         k = (uint32_t)a.stack; hc = (uint32_t)a.channel; p = (uint32_t)a.pc; sid = (uint32_t)a.sid;
