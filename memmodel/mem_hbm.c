@@ -274,20 +274,27 @@ static void build_constraints(mem_hbm *h)
 static int is_row_cmd(int c) { return !mem_cmd_is_col(c); }
 
 static void heap_push_slow(mem_hbm *h, uint64_t t, uint64_t tag);
+static void fifo_grow(mem_hbm *h);
 
-static void done_push(mem_hbm *h, uint64_t t, uint64_t tag)
+static inline void done_push(mem_hbm *h, uint64_t t, uint64_t tag)
 {
     if (h->nfifo && h->fifo[(h->fhead + h->nfifo - 1) & (h->capfifo - 1)].t > t) { heap_push_slow(h, t, tag); return; }
     if (h->nfifo == h->capfifo) {
-        uint32_t nc = h->capfifo ? h->capfifo * 2 : 256;
-        hdone *n = npu_malloc((size_t)nc * sizeof *n);
-        if (!n) { h->oom = 1; return; }
-        for (uint32_t i = 0; i < h->nfifo; i++) n[i] = h->fifo[(h->fhead + i) & (h->capfifo - 1)];
-        npu_free(h->fifo);
-        h->fifo = n; h->capfifo = nc; h->fhead = 0;
+        fifo_grow(h);
+        if (h->nfifo == h->capfifo) return;   /* out of memory (h->oom set) */
     }
     hdone *e = &h->fifo[(h->fhead + h->nfifo++) & (h->capfifo - 1)];
     e->t = t; e->seq = h->seq++; e->tag = tag;
+}
+
+static void fifo_grow(mem_hbm *h)
+{
+    uint32_t nc = h->capfifo ? h->capfifo * 2 : 256;
+    hdone *n = npu_malloc((size_t)nc * sizeof *n);
+    if (!n) { h->oom = 1; return; }
+    for (uint32_t i = 0; i < h->nfifo; i++) n[i] = h->fifo[(h->fhead + i) & (h->capfifo - 1)];
+    npu_free(h->fifo);
+    h->fifo = n; h->capfifo = nc; h->fhead = 0;
 }
 
 static void heap_push_slow(mem_hbm *h, uint64_t t, uint64_t tag)
@@ -689,9 +696,10 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
     if (is_row_cmd(cmd)) {
         /* the row bus is busy for the ACT's cycles; other row commands follow */
         uint64_t v = t + (cmd == MC_ACT ? (uint64_t)h->cfg.hbm.act_cycles : 1);
-        static const int rows[] = { MC_ACT, MC_PRE, MC_PREA, MC_REFA, MC_REFB };
-        for (int i = 0; i < 5; i++)
-            if (v > ch->bus.nxt[rows[i]]) ch->bus.nxt[rows[i]] = v;
+        uint64_t *bn = ch->bus.nxt;
+        bn[MC_ACT] = NPU_MAX(bn[MC_ACT], v); bn[MC_PRE] = NPU_MAX(bn[MC_PRE], v);
+        bn[MC_PREA] = NPU_MAX(bn[MC_PREA], v); bn[MC_REFA] = NPU_MAX(bn[MC_REFA], v);
+        bn[MC_REFB] = NPU_MAX(bn[MC_REFB], v);
     }
     mem_chan_stats *st = &ch->st;
     hbank *b = bank >= 0 ? &ch->bk[bank] : NULL;
@@ -733,8 +741,10 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
             }
             else ch->cq_dirty |= h->pcmask[pc];
             /* the PC's (and, for a row command, every PC's) shared part */
-            for (int k = 0; k < 4; k++)
-                if (h->shk[cmd] >> k & 1) ch->shr[pc][k] = shared_ready(h, ch, dq_kinds[k], pc);
+            for (unsigned m = h->shk[cmd]; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                ch->shr[pc][k] = shared_ready(h, ch, dq_kinds[k], pc);
+            }
             if (is_row_cmd(cmd))
                 for (int p = 0; p < h->npc; p++)
                     if (p != pc) for (int k = 0; k < 2; k++) ch->shr[p][k] = shared_ready(h, ch, dq_kinds[k], p);
@@ -768,7 +778,7 @@ static void classify(hreq *r, int cmd, mem_chan_stats *st)
  * write at issue). */
 static uint32_t rhash_of(const mem_hbm *h, uint64_t addr)
 {
-    uint64_t x = addr / (uint64_t)h->atom;
+    uint64_t x = addr >> h->map.off_bits;   /* the atom is a power of two */
     x ^= x >> 17;
     x *= 0x9E3779B97F4A7C15ull;
     return (uint32_t)(x >> 32) & h->rhash_mask;
@@ -787,7 +797,7 @@ static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
         for (int32_t m = r->mnext; m >= 0;) {
             hreq *x = &h->pool[m];
             int32_t nx = x->mnext;
-            mem_hist_add(&ch->st.lat, done - x->arrive);
+            mem_hist_add_i(&ch->st.lat, done - x->arrive);
             done_push(h, done, x->tag);
             ch->st.reads++;
             ch->st.bytes_read += (uint64_t)h->atom;
@@ -796,7 +806,7 @@ static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
         }
         r = &h->pool[ri];
     }
-    if (!r->is_write) mem_hist_add(&ch->st.lat, done - r->arrive);
+    if (!r->is_write) mem_hist_add_i(&ch->st.lat, done - r->arrive);
     done_push(h, done, r->tag);
     if (r->is_write) { ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; }
     else { ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom; }
@@ -1533,7 +1543,7 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
             if (is_write) { ch->st.coalesced++; ch->st.writes++; ch->st.bytes_written += (uint64_t)h->atom; done_push(h, t, tag); }
             else {
                 ch->st.forwarded++; ch->st.reads++; ch->st.bytes_read += (uint64_t)h->atom;
-                mem_hist_add(&ch->st.lat, 1);
+                mem_hist_add_i(&ch->st.lat, 1);
                 done_push(h, t + 1, tag);
                 if (t + 1 > ch->st.last_done) ch->st.last_done = t + 1;
             }
@@ -1688,16 +1698,6 @@ npu_status mem_hbm_check(const mem_hbm *h, uint64_t *violations, npu_diag *d)
 }
 
 /* ---- histogram ---------------------------------------------------------------------------- */
-static int hist_bin(uint64_t v)
-{
-    if (v < MEM_HIST_EXACT) return (int)v;
-    int oct = 63 - __builtin_clzll(v);          /* >= 11 */
-    int base = oct - 11;
-    uint64_t sub = (v >> (oct - 7)) & (MEM_HIST_SUB - 1);
-    int i = MEM_HIST_EXACT + base * MEM_HIST_SUB + (int)sub;
-    return i < MEM_HIST_N ? i : MEM_HIST_N - 1;
-}
-
 uint64_t mem_hist_bin_lo(int i)
 {
     if (i < MEM_HIST_EXACT) return (uint64_t)i;
@@ -1706,14 +1706,7 @@ uint64_t mem_hist_bin_lo(int i)
     return ((uint64_t)1 << oct) | ((uint64_t)sub << (oct - 7));
 }
 
-void mem_hist_add(mem_hist *h, uint64_t v)
-{
-    if (h->n == 0 || v < h->min) h->min = v;
-    if (v > h->max) h->max = v;
-    h->n++;
-    h->sum += v;
-    h->bin[hist_bin(v)]++;
-}
+void mem_hist_add(mem_hist *h, uint64_t v) { mem_hist_add_i(h, v); }
 
 uint64_t mem_hist_pct(const mem_hist *h, double pct)
 {

@@ -47,4 +47,25 @@ static inline int mem_log2(uint64_t v)
     return n;
 }
 
+/* The latency histogram's bucket of v and the add, inline for the models'
+ * per-request paths (mem_hist_add is the same, out of line). */
+static inline int mem_hist_bin(uint64_t v)
+{
+    if (v < MEM_HIST_EXACT) return (int)v;
+    int oct = 63 - __builtin_clzll(v);          /* >= 11 */
+    int base = oct - 11;
+    uint64_t sub = (v >> (oct - 7)) & (MEM_HIST_SUB - 1);
+    int i = MEM_HIST_EXACT + base * MEM_HIST_SUB + (int)sub;
+    return i < MEM_HIST_N ? i : MEM_HIST_N - 1;
+}
+
+static inline void mem_hist_add_i(mem_hist *h, uint64_t v)
+{
+    if (h->n == 0 || v < h->min) h->min = v;
+    if (v > h->max) h->max = v;
+    h->n++;
+    h->sum += v;
+    h->bin[mem_hist_bin(v)]++;
+}
+
 #endif
