@@ -87,7 +87,8 @@ typedef struct hchan {
     /* nbank <= 64: per-bank candidate summaries (see dq_summarise) */
     struct dqsum { uint8_t n, k[2], pos[2]; } *cs;     /* k: index in dq_kinds; ready cycles in ltk */
     uint64_t cq_dirty;      /* bit b: summary of bank b must be rebuilt */
-    uint64_t lt_dirty;      /* bit b: only the bank / bank-group part (ltk) of its candidates */
+    uint64_t lt_dirty;      /* some ltd[k] is non-zero */
+    uint64_t ltd[4];        /* bit b: only ltk[k][b] (the bank / bank-group part) is stale */
     uint64_t cmask[4];      /* bit b: bank b has a candidate with command dq_kinds[k] */
     uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
     uint64_t ltk[4][64];    /* bank / bank-group part of the ready cycle of bank b's dq_kinds[k] candidate (valid where cmask has b) */
@@ -123,6 +124,7 @@ struct mem_hbm {
     int ncons[MC__N];
     int cend[MC__N][SC__N];                  /* cons[x] sorted by scope: end of each scope's run */
     uint8_t shk[MC__N];                      /* kinds (ACT PRE RD WR) whose PC / bus part x can move */
+    uint8_t bgk[MC__N];                      /* kinds whose bank-group part x can move */
     hchan *ch;
     hreq *pool;
     int32_t *freel;
@@ -261,6 +263,11 @@ static void build_constraints(mem_hbm *h)
         memcpy(h->cons[x], tmp, (size_t)n * sizeof tmp[0]);
         /* PC-scope targets among the kinds; a row command also moves the
          * bus (ACT, PRE); an ACT the four-ACT window */
+        for (int i = h->cend[x][SC_BANK]; i < h->cend[x][SC_BG]; i++) {
+            int y = tmp[i].cmd;
+            if (y == MC_ACT) h->bgk[x] |= 1; else if (y == MC_PRE) h->bgk[x] |= 2;
+            else if (y == MC_RD) h->bgk[x] |= 4; else if (y == MC_WR) h->bgk[x] |= 8;
+        }
         for (int i = h->cend[x][SC_BG]; i < n; i++) {
             int y = tmp[i].cmd;
             if (y == MC_ACT) h->shk[x] |= 1; else if (y == MC_PRE) h->shk[x] |= 2;
@@ -737,7 +744,9 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
             /* the bank's candidates change; its bank group's timing too */
             if (bank >= 0) {
                 ch->cq_dirty |= (uint64_t)1 << bank;
-                if (ce[SC_BG] > ce[SC_BANK]) ch->lt_dirty |= h->bgmask[bg];   /* it has bank-group rules */
+                /* its bank-group rules move the bank-group part of these kinds */
+                for (unsigned m = h->bgk[cmd]; m; m &= m - 1) ch->ltd[__builtin_ctz(m)] |= h->bgmask[bg];
+                if (h->bgk[cmd]) ch->lt_dirty = 1;
             }
             else ch->cq_dirty |= h->pcmask[pc];
             /* the PC's (and, for a row command, every PC's) shared part */
@@ -1068,7 +1077,8 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
      * happens on a submit or an issue, both of which wake the channel */
     if (issued) return t + 1;
     if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
-    for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
+    if (h->cfg.hbm.refresh == MEM_REF_PER_BANK)   /* else every next_refpb is NEVER */
+        for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
     if (wake <= t) wake = t + 1;
     return wake;
 }
@@ -1213,15 +1223,17 @@ static void dq_summarise(mem_hbm *h, hchan *ch, int b)
 static inline void dq_refresh_summaries(mem_hbm *h, hchan *ch)
 {
     for (uint64_t x = ch->cq_dirty; x; x &= x - 1) dq_summarise(h, ch, __builtin_ctzll(x));
-    for (uint64_t x = ch->lt_dirty & ~ch->cq_dirty; x; x &= x - 1) {
-        int b = __builtin_ctzll(x);
-        const struct dqsum *s = &ch->cs[b];
-        const tnode *bk = &ch->bk[b].t, *bg = &ch->bg[h->bbg[b]];
-        for (int i = 0; i < s->n; i++) {
-            int kk = s->k[i], c = dq_kinds[kk];
-            ch->ltk[kk][b] = NPU_MAX(bk->nxt[c], bg->nxt[c]);
+    if (ch->lt_dirty)
+        for (int k = 0; k < 4; k++) {
+            /* banks rebuilt above are fresh; banks without this kind have no ltk */
+            uint64_t x = ch->ltd[k] & ch->cmask[k] & ~ch->cq_dirty;
+            ch->ltd[k] = 0;
+            int c = dq_kinds[k];
+            for (; x; x &= x - 1) {
+                int b = __builtin_ctzll(x);
+                ch->ltk[k][b] = NPU_MAX(ch->bk[b].t.nxt[c], ch->bg[h->bbg[b]].nxt[c]);
+            }
         }
-    }
     ch->cq_dirty = ch->lt_dirty = 0;
 }
 
@@ -1291,14 +1303,17 @@ static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
          * so max(shared, min lt) is the least ready cycle of that type */
         for (int k = 0; k < 4; k++) {
             uint64_t mk = mp & ch->cmask[k];
-            if (!mk) continue;
+            uint64_t r = ch->shr[p][k];
+            /* this kind is ready no earlier than its shared part: skip it
+             * when that cannot beat the best, and stop the bank scan once
+             * a bank part is within the shared part */
+            if (!mk || r >= best) continue;
             uint64_t lt = NEVER;
             const uint64_t *ltk = ch->ltk[k];
             for (; mk; mk &= mk - 1) {
                 uint64_t v = ltk[__builtin_ctzll(mk)];
-                if (v < lt) lt = v;
+                if (v < lt) { lt = v; if (lt <= r) break; }
             }
-            uint64_t r = ch->shr[p][k];
             if (lt > r) r = lt;
             if (r < best) best = r;
         }
@@ -1352,7 +1367,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int issued = 0, cls = -1;
     int rc, rp, rb;
     uint64_t rt;
-    if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
+    if ((ch->nref || ch->nrefb) && refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
         if (rt <= t) {
             issue(h, chan, t, rc, rp, rb >= 0 ? rb / h->cfg.hbm.banks : -1, rb, 0);
             refresh_issued(ch, rc);
@@ -1454,7 +1469,8 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     }
     if (mn < wake) wake = mn;
     if (ch->nref == 0 && ch->nrefb == 0 && ch->next_ref < wake) wake = ch->next_ref;
-    for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
+    if (h->cfg.hbm.refresh == MEM_REF_PER_BANK)   /* else every next_refpb is NEVER */
+        for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < wake) wake = ch->pc[p].next_refpb;
     if (wake <= t) wake = t + 1;
     return wake;
 }
