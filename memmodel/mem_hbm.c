@@ -283,7 +283,8 @@ static int is_row_cmd(int c) { return !mem_cmd_is_col(c); }
 static void heap_push_slow(mem_hbm *h, uint64_t t, uint64_t tag);
 static void fifo_grow(mem_hbm *h);
 
-static inline void done_push(mem_hbm *h, uint64_t t, uint64_t tag)
+static inline __attribute__((always_inline))
+void done_push(mem_hbm *h, uint64_t t, uint64_t tag)
 {
     if (h->nfifo && h->fifo[(h->fhead + h->nfifo - 1) & (h->capfifo - 1)].t > t) { heap_push_slow(h, t, tag); return; }
     if (h->nfifo == h->capfifo) {
@@ -382,15 +383,9 @@ static int32_t req_alloc(mem_hbm *h)
 
 static void req_free(mem_hbm *h, int32_t i) { h->freel[h->nfree++] = i; }
 
-/* Queues are short (tens of entries): a loop beats a call to memmove, so
- * GCC must not turn these loops back into one. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NO_MEMMOVE_IDIOM __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#else
-#define NO_MEMMOVE_IDIOM
-#endif
-
-NO_MEMMOVE_IDIOM static inline void q_remove(int32_t *q, int *n, int pos)
+/* Queues are short: a loop beats a call to memmove (the Makefile keeps GCC
+ * from turning these loops into one). */
+static inline void q_remove(int32_t *q, int *n, int pos)
 {
     int m = --*n;
     for (int i = pos; i < m; i++) q[i] = q[i + 1];
@@ -680,7 +675,8 @@ static void close_bank(hchan *ch, hbank *b, int pc)
 }
 
 /* Issue cmd at cycle t; bank/bg are flat channel indices (-1 for PC-level). */
-static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
+static inline __attribute__((always_inline))
+void issue_i(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
 {
     hchan *ch = &h->ch[chan];
     uint64_t te = t + (cmd == MC_ACT ? (uint64_t)h->a1 : 0);
@@ -766,6 +762,12 @@ static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int
                   bank < 0 ? -1 : bank % h->nbpc, row, t);
 }
 
+/* Out of line, for the refresh commands (the per-request paths inline issue_i). */
+static void issue(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
+{
+    issue_i(h, chan, t, cmd, pc, bg, bank, row);
+}
+
 /* The request's next command, from its bank's state. */
 static inline int need_of(const hchan *ch, const hreq *r)
 {
@@ -793,7 +795,8 @@ static uint32_t rhash_of(const mem_hbm *h, uint64_t addr)
     return (uint32_t)(x >> 32) & h->rhash_mask;
 }
 
-static void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
+static inline __attribute__((always_inline))
+void finish(mem_hbm *h, hchan *ch, int32_t ri, uint64_t t)
 {
     hreq *r = &h->pool[ri];
     h->nlive--;
@@ -1024,7 +1027,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         hreq *r = &h->pool[cpick];
         int c = col_cmd_for(h, ch, r, cpick, q, *nq);
         classify(r, c, &ch->st);
-        issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
+        issue_i(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
         if (caq) q_remove(ch->aq, &ch->naq, cpos);
         else rw_remove(h, ch, ch->wmode, cpos);
         if (rpick >= 0 && raq == caq && cpos < rpos) rpos--;
@@ -1060,7 +1063,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
             if (rpick >= 0) {
                 int c = r->need;
                 classify(r, c, &ch->st);
-                issue(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
+                issue_i(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
                 if (c == MC_ACT && !raq && ch->naq < h->cfg.ctrl.active_buffer) {
                     ch->aq[ch->naq++] = rpick;
                     rw_remove(h, ch, ch->wmode, rpos);
@@ -1321,7 +1324,8 @@ static uint64_t dq_wake64(mem_hbm *h, hchan *ch)
     return best;
 }
 
-static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
+static inline __attribute__((always_inline))
+int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
     int nq = h->nbank, start = ch->rr;
     if (ch->cq_min > t) return 0;        /* no bank queue can have a ready command */
@@ -1336,7 +1340,8 @@ static int dq_search(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int
     return 0;                             /* a full turn leaves the pointer where it was */
 }
 
-NO_MEMMOVE_IDIOM static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
+static inline __attribute__((always_inline))
+void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
 {
     hchan *ch = &h->ch[chan];
     int cqd = h->cfg.ctrl.cmd_queue;
@@ -1347,7 +1352,7 @@ NO_MEMMOVE_IDIOM static void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, i
         !row_wanted(h, ch, cq, ch->ncq[b], ri, b, r->row))
         cmd = r->is_write ? MC_WRA : MC_RDA;
     classify(r, cmd, &ch->st);
-    issue(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
+    issue_i(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
     if (mem_cmd_is_col(cmd)) {
         uint32_t *rows = &ch->cq_row[b * cqd];
         int m = --ch->ncq[b];
