@@ -76,6 +76,11 @@ typedef struct hchan {
     hpc *pc;
     int32_t *rq, *wq, *aq;  /* request indices, arrival order */
     uint16_t *rqb, *wqb;    /* bank of each rq / wq entry (a compact copy for scans) */
+    /* rq, wq, rqb and wqb slide in buffers of twice the queue size: a removal
+     * shifts the shorter side (the front one by advancing the start), an
+     * append at the buffer's end first moves the queue back to its start */
+    int32_t *qbuf[2];
+    uint16_t *qbbuf[2];
     int nrq, nwq, naq;
     int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
     uint32_t *cq_row;       /* the row of each command (a compact copy for scans) */
@@ -400,9 +405,14 @@ static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
     int *n = w ? &ch->nwq : &ch->nrq;
     int bank = b[pos];
     if (--ch->qcnt[w][bank] == 0 && bank < 64) ch->qpres[w] &= ~((uint64_t)1 << bank);
-    /* tens of entries, often from the front: memmove's wide moves win */
-    memmove(b + pos, b + pos + 1, (size_t)(*n - pos - 1) * sizeof *b);
-    memmove(q + pos, q + pos + 1, (size_t)(*n - pos - 1) * sizeof *q);
+    int after = *n - pos - 1;
+    if (pos < after) {
+        /* fewer entries in front: move them up one and start one later */
+        for (int i = pos; i > 0; i--) { q[i] = q[i - 1]; b[i] = b[i - 1]; }
+        if (w) { ch->wq = q + 1; ch->wqb = b + 1; } else { ch->rq = q + 1; ch->rqb = b + 1; }
+    } else {
+        for (int i = pos; i < *n - 1; i++) { q[i] = q[i + 1]; b[i] = b[i + 1]; }
+    }
     (*n)--;
 }
 
@@ -526,12 +536,12 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->bk = npu_calloc((size_t)h->nbank, sizeof *ch->bk);
         ch->bg = npu_calloc((size_t)h->nbg, sizeof *ch->bg);
         ch->pc = npu_calloc((size_t)h->npc, sizeof *ch->pc);
-        ch->rq = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rq);
-        ch->wq = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wq);
+        ch->rq = ch->qbuf[0] = npu_calloc(2 * (size_t)c->ctrl.read_queue, sizeof *ch->rq);
+        ch->wq = ch->qbuf[1] = npu_calloc(2 * (size_t)c->ctrl.write_queue, sizeof *ch->wq);
         ch->aq = npu_calloc((size_t)NPU_MAX(1, c->ctrl.active_buffer), sizeof *ch->aq);
         ch->refb = npu_calloc((size_t)h->nbank, sizeof *ch->refb);
-        ch->rqb = npu_calloc((size_t)c->ctrl.read_queue, sizeof *ch->rqb);
-        ch->wqb = npu_calloc((size_t)c->ctrl.write_queue, sizeof *ch->wqb);
+        ch->rqb = ch->qbbuf[0] = npu_calloc(2 * (size_t)c->ctrl.read_queue, sizeof *ch->rqb);
+        ch->wqb = ch->qbbuf[1] = npu_calloc(2 * (size_t)c->ctrl.write_queue, sizeof *ch->wqb);
         ch->qcnt[0] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         ch->qcnt[1] = npu_calloc((size_t)h->nbank, sizeof(uint16_t));
         if (!ch->rqb || !ch->wqb || !ch->qcnt[0] || !ch->qcnt[1]) goto oom;
@@ -588,7 +598,7 @@ void mem_hbm_free(mem_hbm *h)
         for (int i = 0; i < h->nch; i++) {
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
-            npu_free(ch->rq); npu_free(ch->wq); npu_free(ch->rqb); npu_free(ch->wqb);
+            npu_free(ch->qbuf[0]); npu_free(ch->qbuf[1]); npu_free(ch->qbbuf[0]); npu_free(ch->qbbuf[1]);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row); npu_free(ch->cs);
         }
@@ -1029,7 +1039,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         classify(r, c, &ch->st);
         issue_i(h, chan, t, c, r->pc, r->bg, r->bank, r->row);
         if (caq) q_remove(ch->aq, &ch->naq, cpos);
-        else rw_remove(h, ch, ch->wmode, cpos);
+        else { rw_remove(h, ch, ch->wmode, cpos); q = ch->wmode ? ch->wq : ch->rq; }   /* the queue may start later now */
         if (rpick >= 0 && raq == caq && cpos < rpos) rpos--;
         finish(h, ch, cpick, t);
         issued = col_issued = 1;
@@ -1610,7 +1620,15 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
         r->hnext = ch->rhash[hb];
         ch->rhash[hb] = ri;
     }
-    (is_write ? ch->wqb : ch->rqb)[*n] = r->bank;
+    int w = r->is_write;
+    if (q + *n == ch->qbuf[w] + 2 * cap) {
+        /* the queue reached its buffer's end: back to the start */
+        memmove(ch->qbuf[w], q, (size_t)*n * sizeof *q);
+        memmove(ch->qbbuf[w], w ? ch->wqb : ch->rqb, (size_t)*n * sizeof(uint16_t));
+        q = ch->qbuf[w];
+        if (w) { ch->wq = q; ch->wqb = ch->qbbuf[w]; } else { ch->rq = q; ch->rqb = ch->qbbuf[w]; }
+    }
+    (w ? ch->wqb : ch->rqb)[*n] = r->bank;
     h->nlive++;
     if (is_write) h->nwq_all++;
     if (ch->qcnt[r->is_write][r->bank]++ == 0 && r->bank < 64)
