@@ -114,7 +114,9 @@ typedef struct hchan {
 
 typedef struct hdone { uint64_t t, seq, tag; } hdone;
 
-typedef struct clist { uint8_t scope, cmd; uint32_t lat; } clist;
+/* uint16_t, not uint8_t: a char-typed field could alias the nxt[] stores
+ * of issue() and would be reloaded after each */
+typedef struct clist { uint16_t scope, cmd; uint32_t lat; } clist;
 
 struct mem_hbm {
     mem_config cfg;
@@ -199,7 +201,7 @@ static void add_c(mem_hbm *h, int sc, int x, int y, int lat)
             return;
         }
     clist *c = &h->cons[x][h->ncons[x]++];
-    c->scope = (uint8_t)sc; c->cmd = (uint8_t)y; c->lat = (uint32_t)eff;
+    c->scope = (uint16_t)sc; c->cmd = (uint16_t)y; c->lat = (uint32_t)eff;
 }
 
 static void add_cs(mem_hbm *h, int sc, const int *xs, int nx, const int *ys, int ny, int lat)
@@ -693,18 +695,18 @@ void issue_i(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank
     /* lat already counts from the ACT's last cycle */
     const clist *cl = h->cons[cmd];
     const int *ce = h->cend[cmd];
-    int i = 0;
+    int i = 0, e_bank = ce[SC_BANK], e_bg = ce[SC_BG], e_pc = ce[SC_PC];
     if (bank >= 0) {
         uint64_t *n = ch->bk[bank].t.nxt;
-        for (; i < ce[SC_BANK]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
+        for (; i < e_bank; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
         n = ch->bg[bg].nxt;
-        for (; i < ce[SC_BG]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
+        for (; i < e_bg; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
     } else {
-        i = ce[SC_BG];
+        i = e_bg;
     }
     {
         uint64_t *n = ch->pc[pc].t.nxt;
-        for (; i < ce[SC_PC]; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
+        for (; i < e_pc; i++) { uint64_t v = t + cl[i].lat; if (v > n[cl[i].cmd]) n[cl[i].cmd] = v; }
     }
     if (is_row_cmd(cmd)) {
         /* the row bus is busy for the ACT's cycles; other row commands follow */
