@@ -372,9 +372,16 @@ static hdone heap_pop(mem_hbm *h)
     return top;
 }
 
-static int32_t req_alloc(mem_hbm *h)
+static int32_t req_grow(mem_hbm *h);
+
+static inline int32_t req_alloc(mem_hbm *h)
 {
     if (h->nfree) return h->freel[--h->nfree];
+    return req_grow(h);
+}
+
+static int32_t req_grow(mem_hbm *h)
+{
     int nc = h->npool ? h->npool * 2 : 1024;
     hreq *np = npu_realloc(h->pool, (size_t)nc * sizeof *np);
     if (!np) return -1;
@@ -1187,7 +1194,8 @@ int dq_try_bank(mem_hbm *h, hchan *ch, uint64_t t, int b, int *bank, int *pos, i
  * queue changed (cq_dirty), and cmask[] lets a search skip, with a mask,
  * every bank whose candidates' pseudo-channel or bus constraints are not
  * met. */
-static void dq_summarise(mem_hbm *h, hchan *ch, int b)
+static inline __attribute__((always_inline))
+void dq_summarise(mem_hbm *h, hchan *ch, int b)
 {
     struct dqsum *s = &ch->cs[b];
     uint64_t bit = (uint64_t)1 << b;
@@ -1260,7 +1268,8 @@ static inline uint64_t dq_blocked_mask(const hchan *ch)
     return m;
 }
 
-static int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
+static inline __attribute__((always_inline))
+int dq_search64(mem_hbm *h, hchan *ch, uint64_t t, int *bank, int *pos, int *cmd)
 {
     if (ch->cq_dirty | ch->lt_dirty) dq_refresh_summaries(h, ch);
     /* banks with a candidate whose PC / bus constraints are met; sr[p]:
