@@ -183,6 +183,10 @@ int      mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write);
  * queue is full (call can_accept first). */
 npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
                           uint64_t cycle, npu_diag *d);
+/* can_accept and submit in one: 1 accepted, 0 the queue is full (nothing
+ * done), -1 an error (in d). */
+int      mem_hbm_offer(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
+                       uint64_t cycle, npu_diag *d);
 void     mem_hbm_set_callback(mem_hbm *h, mem_done_fn done, void *user);
 /* Run every tick and completion at or before cycle; callbacks fire in time
  * order (a read at its data's last beat, a write when its WR issues). */

@@ -406,7 +406,8 @@ static inline void q_remove(int32_t *q, int *n, int pos)
 }
 
 /* Remove entry pos of the read (w = 0) or write queue, with its bank copy. */
-static void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
+static inline __attribute__((always_inline))
+void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
 {
     if (w) h->nwq_all--;
     int32_t *q = w ? ch->wq : ch->rq;
@@ -1571,7 +1572,8 @@ int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
     return is_write ? ch->nwq < h->cfg.ctrl.write_queue : ch->nrq < h->cfg.ctrl.read_queue;
 }
 
-npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
+static inline __attribute__((always_inline))
+npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
     struct hloc a;
     decode_cached(h, addr, &a);
@@ -1648,6 +1650,20 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
     if (t < ch->wake) ch->wake = t;
     if (t < h->wake_min) h->wake_min = t;
     return NPU_OK;
+}
+
+npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
+{
+    return submit_i(h, addr, is_write, tag, cycle, d);
+}
+
+int mem_hbm_offer(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
+{
+    struct hloc a;
+    decode_cached(h, addr, &a);
+    const hchan *ch = &h->ch[a.chan];
+    if (is_write ? ch->nwq >= h->cfg.ctrl.write_queue : ch->nrq >= h->cfg.ctrl.read_queue) return 0;
+    return submit_i(h, addr, is_write, tag, cycle, d) ? -1 : 1;
 }
 
 /* Can buffered writes ever issue without new traffic? (DRAMSim3's drain

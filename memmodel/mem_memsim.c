@@ -165,10 +165,10 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
         while (next < n && k < K && t->req[next].cycle <= now) {
             const memsim_req *q = &t->req[next];
             uint64_t a = q->addr + (uint64_t)sub * (uint64_t)atom;
-            if (!mem_hbm_can_accept(h, a, q->is_write)) { blocked = 1; break; }
             if (sub == 0) { r.accept[next] = now; r.left[next] = (uint8_t)per; }
-            st = mem_hbm_submit(h, a, q->is_write, next, now, d);
-            if (st) goto out;
+            int ok = mem_hbm_offer(h, a, q->is_write, next, now, d);
+            if (ok < 0) { st = d ? d->status : NPU_EINVAL; goto out; }
+            if (!ok) { blocked = 1; break; }
             k++;
             if (++sub == per) { sub = 0; next++; }
         }
@@ -184,8 +184,8 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
         } else {
             tn = t->req[next].cycle;
         }
-        mem_hbm_advance_to(h, now);
-        if (tn > now + 1) mem_hbm_advance_to(h, tn - 1);
+        /* every cycle up to tn - 1 (nothing is offered in between) */
+        mem_hbm_advance_to(h, tn - 1);
         now = tn;
     }
     for (;;) {

@@ -218,8 +218,9 @@ static void drain_out(mem_sys *s)
     uint64_t dc = mem_sys_core_to_dram(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
-        if (!mem_hbm_can_accept(s->hbm, e->addr, e->is_write)) break;
-        if (mem_hbm_submit(s->hbm, e->addr, e->is_write, e->tag, dc, NULL)) { s->oom = 1; break; }
+        int ok = mem_hbm_offer(s->hbm, e->addr, e->is_write, e->tag, dc, NULL);
+        if (ok < 0) { s->oom = 1; break; }
+        if (!ok) break;
         s->outh = (s->outh + 1) % s->capout;
         s->nout--;
     }
