@@ -82,8 +82,9 @@ typedef struct hchan {
     int32_t *qbuf[2];
     uint16_t *qbbuf[2];
     int nrq, nwq, naq;
-    int32_t *cq;            /* per-bank command queues [bank][cmd_queue] */
-    uint32_t *cq_row;       /* the row of each command (a compact copy for scans) */
+    /* per-bank command queues [bank][cmd_queue]: request and its row side
+     * by side (scans read the rows; a removal moves both in one go) */
+    struct cqe { int32_t req; uint32_t row; } *cq;
     int *ncq;
     uint64_t *cq_lb;        /* nbank > 64: per-bank lower bound on the next ready command */
     uint64_t cq_min;        /* lower bound of the next ready command (0 after any reset) */
@@ -568,8 +569,7 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         if (cqd) {
             ch->cq = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq);
             ch->ncq = npu_calloc((size_t)h->nbank, sizeof *ch->ncq);
-            ch->cq_row = npu_calloc((size_t)h->nbank * (size_t)cqd, sizeof *ch->cq_row);
-            if (!ch->cq || !ch->ncq || !ch->cq_row) goto oom;
+            if (!ch->cq || !ch->ncq) goto oom;
             /* per-bank bounds for the bank scan, or candidate summaries for
              * the mask search (nbank <= 64): each path keeps only its own */
             if (h->nbank > 64) ch->cq_lb = npu_calloc((size_t)h->nbank, sizeof *ch->cq_lb);
@@ -610,7 +610,7 @@ void mem_hbm_free(mem_hbm *h)
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
             npu_free(ch->qbuf[0]); npu_free(ch->qbuf[1]); npu_free(ch->qbbuf[0]); npu_free(ch->qbbuf[1]);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
-            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cq_row); npu_free(ch->cs);
+            npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cs);
         }
     npu_free(h->ch);
     npu_free(h->pool);
@@ -1113,8 +1113,7 @@ static inline __attribute__((always_inline))
 int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
 {
     int cqd = h->cfg.ctrl.cmd_queue;
-    int32_t *cq = &ch->cq[b * cqd];
-    const uint32_t *rows = &ch->cq_row[b * cqd];
+    const struct cqe *cq = &ch->cq[b * cqd];
     int n = ch->ncq[b];
     hbank *bk = &ch->bk[b];
     uint64_t lb = NEVER;
@@ -1129,21 +1128,21 @@ int dq_first_ready(mem_hbm *h, hchan *ch, int b, uint64_t t, int *pos, int *cmd)
                                    : (have & (1u << MC_RD)) && (have & (1u << MC_WR)))) break;
         /* past the head, a command to another row of an open bank would
          * need a PRE, which only the head may have: skip it unloaded */
-        if (j && bk->open_row >= 0 && rows[j] != (uint32_t)bk->open_row) continue;
-        hreq *r = &h->pool[cq[j]];
+        if (j && bk->open_row >= 0 && cq[j].row != (uint32_t)bk->open_row) continue;
+        hreq *r = &h->pool[cq[j].req];
         int need = need_of(ch, r);
         if (need == MC_PRE) {
             if (j != 0) continue;              /* an older command to this bank comes first */
             int cap = h->cfg.ctrl.row_hit_cap;
             if (cap && (int)bk->hits < cap) {
                 int pend = 0;
-                for (int k = j + 1; k < n && !pend; k++) pend = rows[k] == (uint32_t)bk->open_row;
+                for (int k = j + 1; k < n && !pend; k++) pend = cq[k].row == (uint32_t)bk->open_row;
                 if (pend) continue;
             }
         }
         if (need == MC_WR) {
             int dep = 0;
-            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
+            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k].req].is_write && h->pool[cq[k].req].addr == r->addr;
             if (dep) continue;
         }
         if (!(have & (1u << need))) { rtc[need] = ready_at(h, ch, need, r->pc, r->bg, r->bank); have |= 1u << need; }
@@ -1213,16 +1212,15 @@ void dq_summarise(mem_hbm *h, hchan *ch, int b)
         return;
     }
     int cqd = h->cfg.ctrl.cmd_queue;
-    const int32_t *cq = &ch->cq[b * cqd];
-    const uint32_t *rows = &ch->cq_row[b * cqd];
+    const struct cqe *cq = &ch->cq[b * cqd];
     uint32_t open = (uint32_t)bk->open_row;
     for (int j = 0; j < n; j++) {
-        if (rows[j] != open) {
+        if (cq[j].row != open) {
             if (j) continue;
             int cap = h->cfg.ctrl.row_hit_cap;
             if (cap && (int)bk->hits < cap) {
                 int pend = 0;
-                for (int k = 1; k < n && !pend; k++) pend = rows[k] == open;
+                for (int k = 1; k < n && !pend; k++) pend = cq[k].row == open;
                 if (pend) continue;
             }
             ch->ltk[1][b] = NPU_MAX(bk->t.nxt[MC_PRE], bg->nxt[MC_PRE]);
@@ -1230,10 +1228,10 @@ void dq_summarise(mem_hbm *h, hchan *ch, int b)
             ch->cmask[1] |= bit;
             continue;
         }
-        const hreq *r = &h->pool[cq[j]];
+        const hreq *r = &h->pool[cq[j].req];
         if (r->is_write) {
             int dep = 0;
-            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k]].is_write && h->pool[cq[k]].addr == r->addr;
+            for (int k = 0; k < j && !dep; k++) dep = !h->pool[cq[k].req].is_write && h->pool[cq[k].req].addr == r->addr;
             if (dep) continue;
         }
         int c = r->is_write ? MC_WR : MC_RD, kk = r->is_write ? 3 : 2;
@@ -1367,18 +1365,21 @@ void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
 {
     hchan *ch = &h->ch[chan];
     int cqd = h->cfg.ctrl.cmd_queue;
-    int32_t *cq = &ch->cq[b * cqd];
-    int32_t ri = cq[pos];
+    struct cqe *cq = &ch->cq[b * cqd];
+    int32_t ri = cq[pos].req;
     hreq *r = &h->pool[ri];
-    if (mem_cmd_is_col(cmd) && h->cfg.ctrl.page_policy == MEM_PAGE_CLOSED &&
-        !row_wanted(h, ch, cq, ch->ncq[b], ri, b, r->row))
-        cmd = r->is_write ? MC_WRA : MC_RDA;
+    if (mem_cmd_is_col(cmd) && h->cfg.ctrl.page_policy == MEM_PAGE_CLOSED) {
+        /* closed page: auto-precharge unless another command of the queue wants the row */
+        int wanted = 0;
+        for (int i = 0; i < ch->ncq[b] && !wanted; i++)
+            wanted = cq[i].req != ri && h->pool[cq[i].req].bank == b && cq[i].row == r->row;
+        if (!wanted) cmd = r->is_write ? MC_WRA : MC_RDA;
+    }
     classify(r, cmd, &ch->st);
     issue_i(h, chan, t, cmd, r->pc, r->bg, r->bank, r->row);
     if (mem_cmd_is_col(cmd)) {
-        uint32_t *rows = &ch->cq_row[b * cqd];
         int m = --ch->ncq[b];
-        for (int i = pos; i < m; i++) { cq[i] = cq[i + 1]; rows[i] = rows[i + 1]; }
+        for (int i = pos; i < m; i++) cq[i] = cq[i + 1];
         if (!ch->ncq[b] && b < 64) ch->cq_nonempty &= ~((uint64_t)1 << b);
         if (b < 64) ch->cq_room |= (uint64_t)1 << b;
         ch->ncq_total--;
@@ -1435,14 +1436,14 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
             for (int j = 0; j < ch->nrq && !dep; j++) dep = h->pool[ch->rq[j]].addr == r->addr;
             int cqd = k->cmd_queue;
             for (int j = 0; j < ch->ncq[r->bank] && !dep; j++) {
-                const hreq *o = &h->pool[ch->cq[r->bank * cqd + j]];
+                const hreq *o = &h->pool[ch->cq[r->bank * cqd + j].req];
                 dep = !o->is_write && o->addr == r->addr;
             }
             if (dep) { ch->drain_left = 0; break; }
             ch->drain_left--;
         }
-        ch->cq_row[r->bank * k->cmd_queue + ch->ncq[r->bank]] = r->row;
-        ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++] = q[i];
+        struct cqe *e = &ch->cq[r->bank * k->cmd_queue + ch->ncq[r->bank]++];
+        e->req = q[i]; e->row = r->row;
         if (r->bank < 64) {
             ch->cq_nonempty |= (uint64_t)1 << r->bank;
             if (ch->ncq[r->bank] >= k->cmd_queue) ch->cq_room &= ~((uint64_t)1 << r->bank);
