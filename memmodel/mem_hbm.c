@@ -133,6 +133,7 @@ struct mem_hbm {
     int cend[MC__N][SC__N];                  /* cons[x] sorted by scope: end of each scope's run */
     uint8_t shk[MC__N];                      /* kinds (ACT PRE RD WR) whose PC / bus part x can move */
     uint8_t bgk[MC__N];                      /* kinds whose bank-group part x can move */
+    unsigned ready_read;                     /* bit c: some scheduler tests command c's ready cycle */
     hchan *ch;
     hreq *pool;
     int32_t *freel;
@@ -192,7 +193,7 @@ struct mem_hbm {
 /* ---- constraints ------------------------------------------------------- */
 static void add_c(mem_hbm *h, int sc, int x, int y, int lat)
 {
-    if (lat <= 0) return;
+    if (lat <= 0 || !(h->ready_read >> y & 1)) return;
     /* latencies count from the ACT's last row-bus cycle: shift both ends */
     int eff = lat + (x == MC_ACT ? h->a1 : 0) - (y == MC_ACT ? h->a1 : 0);
     if (eff <= 0) return;
@@ -214,6 +215,13 @@ static void add_cs(mem_hbm *h, int sc, const int *xs, int nx, const int *ys, int
 static void build_constraints(mem_hbm *h)
 {
     const mem_hbm_cfg *t = &h->cfg.hbm;
+    /* Only the ready cycles of commands the schedulers test are kept (a
+     * constraint on any other is never read): requests need ACT, PRE, RD
+     * or WR (RDA/WRA replace a RD/WR already found ready); refresh needs
+     * PRE and REFab (+ PREab) or REFpb, by the refresh mode. */
+    h->ready_read = 1u << MC_ACT | 1u << MC_PRE | 1u << MC_RD | 1u << MC_WR;
+    if (t->refresh == MEM_REF_ALL_BANK) h->ready_read |= 1u << MC_REFA | (t->refresh_prea ? 1u << MC_PREA : 0);
+    if (t->refresh == MEM_REF_PER_BANK) h->ready_read |= 1u << MC_REFB;
     static const int RDS[] = { MC_RD, MC_RDA }, WRS[] = { MC_WR, MC_WRA };
     int bc = h->bc, wl = t->tCWL;
     int wr_pre = wl + bc + t->tWR, rd_pre = t->tRTP;
