@@ -1533,7 +1533,8 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
 /* ---- public run interface ----------------------------------------------------------------- */
 /* What the queues need of an address (flat bank and bank group in the
  * channel); without XOR terms straight from the packed table bits. */
-static void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
+static inline __attribute__((always_inline))
+void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
 {
     const mem_hbm_cfg *c = &h->cfg.hbm;
     uint32_t k, hc, p, sid, g, b, row;
@@ -1582,10 +1583,9 @@ int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 }
 
 static inline __attribute__((always_inline))
-npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
+npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d,
+                    struct hloc a)
 {
-    struct hloc a;
-    decode_cached(h, addr, &a);
     hchan *ch = &h->ch[a.chan];
     uint64_t t = cycle > h->next_t ? cycle : h->next_t;
     account_occ(ch, t);
@@ -1663,16 +1663,18 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
 
 npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
-    return submit_i(h, addr, is_write, tag, cycle, d);
+    struct hloc a;
+    decode_cached(h, addr, &a);
+    return submit_i(h, addr, is_write, tag, cycle, d, a);
 }
 
 int mem_hbm_offer(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
     struct hloc a;
-    decode_cached(h, addr, &a);
+    decode_loc(h, addr, &a);
     const hchan *ch = &h->ch[a.chan];
     if (is_write ? ch->nwq >= h->cfg.ctrl.write_queue : ch->nrq >= h->cfg.ctrl.read_queue) return 0;
-    return submit_i(h, addr, is_write, tag, cycle, d) ? -1 : 1;
+    return submit_i(h, addr, is_write, tag, cycle, d, a) ? -1 : 1;
 }
 
 /* Can buffered writes ever issue without new traffic? (DRAMSim3's drain
