@@ -1511,7 +1511,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     return wake;
 }
 
-static void account_occ(hchan *ch, uint64_t t)
+static inline void account_occ(hchan *ch, uint64_t t)
 {
     if (t > ch->occ_t) {
         uint64_t dt = t - ch->occ_t;
@@ -1605,9 +1605,11 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
     int32_t *q = is_write ? ch->wq : ch->rq;
     int *n = is_write ? &ch->nwq : &ch->nrq;
     int cap = is_write ? h->cfg.ctrl.write_queue : h->cfg.ctrl.read_queue;
+    uint32_t hb = 0;
     if (ch->rhash && !is_write) {
         /* a read to an address with a read still pending rides along with it */
-        int32_t f = ch->rhash[rhash_of(h, addr)];
+        hb = rhash_of(h, addr);
+        int32_t f = ch->rhash[hb];
         while (f >= 0 && (h->pool[f].addr & ~(uint64_t)(h->atom - 1)) != line) f = h->pool[f].hnext;
         if (f >= 0) {
             int32_t mi = req_alloc(h);
@@ -1628,17 +1630,10 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
     int32_t ri = req_alloc(h);
     if (ri < 0) return npu_errf(d, NPU_ENOMEM, "mem_hbm_submit: out of memory");
     hreq *r = &h->pool[ri];
-    memset(r, 0, sizeof *r);
-    r->addr = addr; r->tag = tag; r->arrive = t;
-    r->row = a.row;
-    r->pc = a.pc;
-    r->bg = a.bg;
-    r->bank = a.bank;
-    r->is_write = (uint8_t)(is_write != 0);
-    r->epoch = UINT32_MAX;
-    r->mnext = r->hnext = -1;
+    *r = (hreq){ .addr = addr, .tag = tag, .arrive = t, .row = a.row, .epoch = UINT32_MAX,
+                 .bank = a.bank, .bg = a.bg, .pc = a.pc, .is_write = (uint8_t)(is_write != 0),
+                 .mnext = -1, .hnext = -1 };
     if (ch->rhash && !is_write) {
-        uint32_t hb = rhash_of(h, addr);
         r->hnext = ch->rhash[hb];
         ch->rhash[hb] = ri;
     }
