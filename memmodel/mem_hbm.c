@@ -459,20 +459,25 @@ static void build_decode(mem_hbm *h)
         }
     h->dbytes = (m->nbits + 7) / 8;
     if (h->dbytes > 8) h->dbytes = 8;
-    /* contiguous fields: bit i of the mapping is bit idx of field f */
-    int first[MF__N], width[MF__N];
-    for (int f = 0; f < MF__N; f++) first[f] = -1, width[f] = 0;
-    h->dfast = m->nxor == 0;
-    for (int i = 0; i < m->nbits && h->dfast; i++) {
+    /* Fields that are a run of consecutive address bits, low bit first,
+     * decode with a shift and a mask each. decode_loc needs every field but
+     * the column, and the column only when an XOR term reads or writes it. */
+    int first[MF__N], width[MF__N], ok[MF__N];
+    for (int f = 0; f < MF__N; f++) first[f] = -1, width[f] = 0, ok[f] = 1;
+    for (int i = 0; i < m->nbits; i++) {
         int f = m->field[i];
         if (first[f] < 0) first[f] = i;
-        if (m->idx[i] != width[f] || i != first[f] + width[f]) h->dfast = 0;
+        if (m->idx[i] != width[f] || i != first[f] + width[f]) ok[f] = 0;
         width[f]++;
     }
-    for (int f = 0; f < MF__N && h->dfast; f++) {
-        if (width[f] > 31) h->dfast = 0;
-        h->fpos[f] = (uint8_t)(first[f] < 0 ? 0 : first[f]);
-        h->fmask[f] = width[f] ? (uint32_t)(((uint64_t)1 << width[f]) - 1) : 0;
+    int need_c = 0;
+    for (int i = 0; i < m->nxor; i++) need_c |= m->xs[i] == MF_C || m->xt[i] == MF_C;
+    h->dfast = 1;
+    for (int f = 0; f < MF__N; f++) {
+        int used = f != MF_C || need_c;
+        if (used && (!ok[f] || width[f] > 31)) h->dfast = 0;
+        h->fpos[f] = (uint8_t)(first[f] < 0 || !used ? 0 : first[f]);
+        h->fmask[f] = width[f] && used ? (uint32_t)(((uint64_t)1 << width[f]) - 1) : 0;
     }
 }
 
@@ -1540,10 +1545,17 @@ void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
     uint32_t k, hc, p, sid, g, b, row;
     if (h->dfast) {
         uint64_t x = addr >> h->map.off_bits;
-#define DF_(f) ((uint32_t)(x >> h->fpos[f]) & h->fmask[f])
-        k = DF_(MF_K); hc = DF_(MF_H); p = DF_(MF_P); sid = DF_(MF_S);
-        g = DF_(MF_G); b = DF_(MF_B); row = DF_(MF_R);
-#undef DF_
+        uint32_t f[MF__N];
+        for (int i = 0; i < MF__N; i++) f[i] = (uint32_t)(x >> h->fpos[i]) & h->fmask[i];
+        const mem_map *m = &h->map;
+        if (m->nxor) {
+            /* XOR sources are the pre-hash values (as mem_hbm_decode) */
+            uint32_t f0[MF__N];
+            memcpy(f0, f, sizeof f0);
+            for (int i = 0; i < m->nxor; i++) f[m->xt[i]] ^= ((f0[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
+        }
+        k = f[MF_K]; hc = f[MF_H]; p = f[MF_P]; sid = f[MF_S];
+        g = f[MF_G]; b = f[MF_B]; row = f[MF_R];
     } else if (h->map.nxor) {
         mem_addr a;
         mem_hbm_decode(h, addr, &a);
