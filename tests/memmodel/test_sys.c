@@ -145,6 +145,42 @@ START_TEST(t_sys_backpressure)
 }
 END_TEST
 
+/* A slow slice serialises its lookups far into the future (past the
+ * event calendar's 1024-cycle window, so those go to its heap): each hit
+ * answers at its start cycle + hit latency, in submission order. */
+START_TEST(t_far_events)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);                  /* for its config */
+    mem_sys_free(s);
+    c.l2.slice_bytes_per_cycle = 1;                  /* 512 cycles a line */
+    s = mem_sys_new(&c, 1.8, NULL);
+    memset(&a, 0, sizeof a);
+    mem_sys_set_callback(s, on_ans, &a);
+    req(s, &a, 0, 512, 0, 100);                      /* warm again; the slice is idle after */
+    uint64_t T = 100000;
+    mem_sys_advance_to(s, T);
+    int n0 = a.n;
+    for (int k = 0; k < 16; k++) {
+        ck_assert(mem_sys_can_accept(s, 0, 0));
+        mem_req r = { .addr = 0, .bytes = 512, .cycle = T, .tag = (uint64_t)k };
+        ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK);
+        if (k == 7) {                                /* a near event between far ones */
+            mem_sys_advance_to(s, T + 5);
+            T += 5;
+        }
+    }
+    drain(s);
+    ck_assert_int_eq(a.n, n0 + 16);
+    uint64_t t0 = 100000;
+    for (int k = 0; k < 16; k++) {
+        ck_assert_uint_eq(a.tag[n0 + k], (uint64_t)k);
+        ck_assert_uint_eq(a.t[n0 + k], t0 + (uint64_t)k * 512 + 10);
+    }
+    mem_sys_free(s);
+}
+END_TEST
+
 START_TEST(t_clocks)
 {
     mem_config c;
@@ -219,6 +255,7 @@ Suite *tmem_sys_suite(void)
     tcase_add_test(tc, t_evict_writeback);
     tcase_add_test(tc, t_full_line_write);
     tcase_add_test(tc, t_sys_backpressure);
+    tcase_add_test(tc, t_far_events);
     tcase_add_test(tc, t_clocks);
     tcase_add_test(tc, t_direct);
     tcase_add_test(tc, t_default_sys);
