@@ -619,6 +619,17 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
         return s->oom ? NPU_ENOMEM : NPU_OK;
     }
     slice *sl = &s->sl[si];
+    {
+        /* the lookup comes later (an event at the slice's start cycle): ask
+         * the host cache for the set's tags and LRU stamps now (a large L2's
+         * arrays miss the host caches, and the lookup waited on them) */
+        int base;
+        const uint64_t *tg = set_tags(s, sl, r->addr / (uint64_t)s->line, &base);
+        for (int w = 0; w < s->ways; w += 8) {
+            __builtin_prefetch(tg + w);
+            __builtin_prefetch(&sl->lru[base + w], 1);
+        }
+    }
     int32_t ri = sreq_new(s);
     if (ri < 0) return NPU_ENOMEM;
     sreq *q = &s->rq[ri];
