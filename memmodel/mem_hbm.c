@@ -160,6 +160,12 @@ struct mem_hbm {
     int dfast;
     uint8_t fpos[MF__N];
     uint32_t fmask[MF__N];
+    /* mem_hbm_offer's last location: addresses equal above oc_shift (the
+     * atom and the lowest column bits, when no XOR term reads those) share
+     * channel, bank and row, so the atoms of one L2 line decode once */
+    int oc_shift, oc_valid;
+    uint64_t oc_key;
+    struct hloc oc_loc;
     int drow_hi_used;                        /* some row bit >= 16 is mapped */
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
@@ -472,6 +478,9 @@ static void build_decode(mem_hbm *h)
     }
     int need_c = 0;
     for (int i = 0; i < m->nxor; i++) need_c |= m->xs[i] == MF_C || m->xt[i] == MF_C;
+    int lowc = 0;
+    while (!need_c && lowc < m->nbits && m->field[lowc] == MF_C) lowc++;
+    h->oc_shift = m->off_bits + lowc;
     h->dfast = 1;
     for (int f = 0; f < MF__N; f++) {
         int used = f != MF_C || need_c;
@@ -1680,8 +1689,13 @@ npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag,
 
 int mem_hbm_offer(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
-    struct hloc a;
-    decode_loc(h, addr, &a);
+    uint64_t key = addr >> h->oc_shift;
+    if (!h->oc_valid || key != h->oc_key) {
+        decode_loc(h, addr, &h->oc_loc);
+        h->oc_key = key;
+        h->oc_valid = 1;
+    }
+    struct hloc a = h->oc_loc;
     const hchan *ch = &h->ch[a.chan];
     if (is_write ? ch->nwq >= h->cfg.ctrl.write_queue : ch->nrq >= h->cfg.ctrl.read_queue) return 0;
     return submit_i(h, addr, is_write, tag, cycle, d, a) ? -1 : 1;

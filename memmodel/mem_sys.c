@@ -81,7 +81,7 @@ struct mem_sys {
     mem_config cfg;
     mem_hbm *hbm;
     uint64_t ck, dk;           /* core and DRAM clocks, kHz, divided by their gcd */
-    int atom, nslice, sets, ways, line;
+    int atom, nslice, sets, ways, line, line_shift;   /* line = 1 << line_shift (validated a power of 2) */
     slice *sl;
     sreq *rq; int32_t *rq_free; int nrq, nrq_free;
     hop *op; int32_t op_free; int nop;
@@ -283,11 +283,11 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
             size_t nc = s->capout ? s->capout * 2 : 1024;
             outq *q = npu_malloc(nc * sizeof *q);
             if (!q) { s->oom = 1; return; }
-            for (size_t k = 0; k < s->nout; k++) q[k] = s->out[(s->outh + k) % (s->capout ? s->capout : 1)];
+            for (size_t k = 0; k < s->nout; k++) q[k] = s->out[(s->outh + k) & (s->capout - 1)];   /* capout: 0 or a power of 2 */
             npu_free(s->out);
             s->out = q; s->capout = nc; s->outh = 0;
         }
-        outq *e = &s->out[(s->outh + s->nout++) % s->capout];
+        outq *e = &s->out[(s->outh + s->nout++) & (s->capout - 1)];
         e->addr = a0 + (uint64_t)i * (uint64_t)s->atom;
         e->tag = (uint64_t)op;
         e->is_write = is_write;
@@ -304,7 +304,7 @@ static void drain_out(mem_sys *s)
         int ok = mem_hbm_offer(s->hbm, e->addr, e->is_write, e->tag, dc, NULL);
         if (ok < 0) { s->oom = 1; break; }
         if (!ok) break;
-        s->outh = (s->outh + 1) % s->capout;
+        s->outh = (s->outh + 1) & (s->capout - 1);
         s->nout--;
     }
 }
@@ -372,7 +372,7 @@ static void answer(mem_sys *s, int si, int32_t ri, uint64_t t)
 {
     sreq *r = &s->rq[ri];
     slice *sl = &s->sl[si];
-    mem_hist_add(&sl->st.lat, t - r->issue);
+    mem_hist_add_i(&sl->st.lat, t - r->issue);
     push_ev(s, t, EV_ANSWER, -1, r->tag);
     sl->nwait--;
     s->rq_free[s->nrq_free++] = ri;
@@ -386,7 +386,7 @@ static void do_lookup(mem_sys *s, int si, int32_t ri, uint64_t t)
     slice *sl = &s->sl[si];
     sreq *r = &s->rq[ri];
     const mem_l2_cfg *l = &s->cfg.l2;
-    uint64_t line = r->addr / (uint64_t)s->line;
+    uint64_t line = r->addr >> s->line_shift;
     int w = lookup(s, sl, line);
     if (w >= 0) {
         sl->st.hits++;
@@ -527,6 +527,7 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     s->atom = mem_config_atom_bytes(c);
     s->op_free = -1;
     s->line = c->l2.line_bytes;
+    s->line_shift = __builtin_ctz((unsigned)s->line);
     s->nslice = c->l2.slices;
     s->ways = c->l2.ways;
     s->sets = (int)(c->l2.size_bytes / ((int64_t)s->line * s->ways * s->nslice));
@@ -589,7 +590,7 @@ static int accept_port(mem_sys *s, uint64_t addr, int is_write)
         /* in-order port: accept while nothing waits ahead of us */
         return s->nout == 0 && mem_hbm_can_accept(s->hbm, addr, is_write) ? 0 : -1;
     }
-    int si = slice_of(s, addr / (uint64_t)s->line);
+    int si = slice_of(s, addr >> s->line_shift);
     return s->sl[si].nwait < s->cfg.l2.queue ? si : -1;
 }
 
@@ -624,7 +625,7 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
          * the host cache for the set's tags and LRU stamps now (a large L2's
          * arrays miss the host caches, and the lookup waited on them) */
         int base;
-        const uint64_t *tg = set_tags(s, sl, r->addr / (uint64_t)s->line, &base);
+        const uint64_t *tg = set_tags(s, sl, r->addr >> s->line_shift, &base);
         for (int w = 0; w < s->ways; w += 8) {
             __builtin_prefetch(tg + w);
             __builtin_prefetch(&sl->lru[base + w], 1);
