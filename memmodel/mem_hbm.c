@@ -1034,9 +1034,6 @@ void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, int nq, uint64_t t, uint
 {
     for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
         hreq *r = &h->pool[q[i]];
-        /* the pool is indexed in arrival order, not address order: ask for
-         * the entries a few steps ahead */
-        if (i + 4 < nq) __builtin_prefetch(&h->pool[q[i + 4]]);
         if (!fr_eval(h, ch, r, t, wake, 0)) continue;
         if (mem_cmd_is_col(r->need)) { if (*cpick < 0) { *cpick = q[i]; *cpos = i; *caq = 0; } }
         else if (*rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, nq))) { *rpick = q[i]; *rpos = i; *raq = 0; }
