@@ -197,6 +197,17 @@ struct mem_hbm {
 };
 
 /* ---- constraints ------------------------------------------------------- */
+/* The commands a request can need (need_of), as the candidate kinds of the
+ * DRAMSim3-structure search; k indexes them (dq_kinds[k]). */
+static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
+/* The index k of a candidate command c in dq_kinds (dq_kinds[k] == c). */
+static inline int dq_kind_of(int c) { return c == MC_ACT ? 0 : c == MC_PRE ? 1 : c == MC_RD ? 2 : 3; }
+/* 1 << k for a candidate command, 0 for any other */
+static inline unsigned kind_bit(int c)
+{
+    return c == MC_ACT || c == MC_PRE || c == MC_RD || c == MC_WR ? 1u << dq_kind_of(c) : 0;
+}
+
 static void add_c(mem_hbm *h, int sc, int x, int y, int lat)
 {
     if (lat <= 0 || !(h->ready_read >> y & 1)) return;
@@ -283,18 +294,12 @@ static void build_constraints(mem_hbm *h)
             h->cend[x][sc] = n;
         }
         memcpy(h->cons[x], tmp, (size_t)n * sizeof tmp[0]);
-        /* PC-scope targets among the kinds; a row command also moves the
-         * bus (ACT, PRE); an ACT the four-ACT window */
-        for (int i = h->cend[x][SC_BANK]; i < h->cend[x][SC_BG]; i++) {
-            int y = tmp[i].cmd;
-            if (y == MC_ACT) h->bgk[x] |= 1; else if (y == MC_PRE) h->bgk[x] |= 2;
-            else if (y == MC_RD) h->bgk[x] |= 4; else if (y == MC_WR) h->bgk[x] |= 8;
-        }
-        for (int i = h->cend[x][SC_BG]; i < n; i++) {
-            int y = tmp[i].cmd;
-            if (y == MC_ACT) h->shk[x] |= 1; else if (y == MC_PRE) h->shk[x] |= 2;
-            else if (y == MC_RD) h->shk[x] |= 4; else if (y == MC_WR) h->shk[x] |= 8;
-        }
+        /* the candidate kinds (dq_kinds) whose bank-group part x's
+         * bank-group rules move, and whose PC / bus part its PC rules move;
+         * a row command also moves the bus (ACT, PRE), an ACT the four-ACT
+         * window */
+        for (int i = h->cend[x][SC_BANK]; i < h->cend[x][SC_BG]; i++) h->bgk[x] |= kind_bit(tmp[i].cmd);
+        for (int i = h->cend[x][SC_BG]; i < n; i++) h->shk[x] |= kind_bit(tmp[i].cmd);
         if (!mem_cmd_is_col(x)) h->shk[x] |= 3;
     }
 }
@@ -692,10 +697,6 @@ static inline uint64_t shared_ready(const mem_hbm *h, const hchan *ch, int cmd, 
     }
     return r;
 }
-
-static const uint8_t dq_kinds[4] = { MC_ACT, MC_PRE, MC_RD, MC_WR };
-/* The index k of a candidate command c in dq_kinds (dq_kinds[k] == c). */
-static inline int dq_kind_of(int c) { return c == MC_ACT ? 0 : c == MC_PRE ? 1 : c == MC_RD ? 2 : 3; }
 
 static void log_cmd(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank, uint32_t row)
 {
@@ -1393,8 +1394,8 @@ void dq_issue(mem_hbm *h, int chan, uint64_t t, int b, int pos, int cmd)
     if (mem_cmd_is_col(cmd) && h->cfg.ctrl.page_policy == MEM_PAGE_CLOSED) {
         /* closed page: auto-precharge unless another command of the queue wants the row */
         int wanted = 0;
-        for (int i = 0; i < ch->ncq[b] && !wanted; i++)
-            wanted = cq[i].req != ri && h->pool[cq[i].req].bank == b && cq[i].row == r->row;
+        for (int i = 0; i < ch->ncq[b] && !wanted; i++)   /* every entry is to bank b */
+            wanted = cq[i].req != ri && cq[i].row == r->row;
         if (!wanted) cmd = r->is_write ? MC_WRA : MC_RDA;
     }
     classify(r, cmd, &ch->st);
