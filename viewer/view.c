@@ -321,14 +321,11 @@ void vw_set_range(vw_view *v, uint64_t r0, uint64_t r1)
 }
 
 /* ---- search ------------------------------------------------------------------ */
-static int cmp_hit(const void *pa, const void *pb, void *ctx)
+static int cmp_hit(const void *pa, const void *pb)
 {
-    const vw_model *m = ctx;
     const vw_search_hit *a = pa, *b = pb;
-    uint64_t x = a->t0, y = b->t0;
-    (void)m;
-    if (x != y)
-        return x < y ? -1 : 1;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
     if (a->core != b->core)
         return a->core < b->core ? -1 : 1;
     return a->pipe < b->pipe ? -1 : a->pipe > b->pipe;
@@ -510,7 +507,7 @@ done:
             if (run[k] > run[k + 1])
                 run[k] = run[k + 1];
         if (merge_runs(v, run, ntr))
-            qsort_r(v->hits, v->nhits, sizeof *v->hits, cmp_hit, (void *)m);  /* no memory to merge */
+            qsort(v->hits, v->nhits, sizeof *v->hits, cmp_hit);  /* no memory to merge */
         /* first hit at or after the left edge of the view */
         size_t i = 0;
         while (i < v->nhits && (double)v->hits[i].t0 < v->t0)
