@@ -150,7 +150,7 @@ struct mem_hbm {
      * contributes (k h p s g b: 6 bits each from bit 0; c: 12 bits from 36;
      * r: 16 bits from 48 and the rest kept apart) */
     uint64_t dtab[8][256];
-    uint64_t dc_addr;                        /* one-entry decode cache (can_accept, then submit) */
+    uint64_t dc_addr;                        /* one-entry decode cache: its key, addr >> dc_shift */
     struct hloc { uint32_t row; uint16_t chan, bank, bg; uint8_t pc; } dc;
     int dc_valid;
     uint32_t drow_hi[8][256];
@@ -160,12 +160,10 @@ struct mem_hbm {
     int dfast;
     uint8_t fpos[MF__N];
     uint32_t fmask[MF__N];
-    /* mem_hbm_offer's last location: addresses equal above oc_shift (the
-     * atom and the lowest column bits, when no XOR term reads those) share
-     * channel, bank and row, so the atoms of one L2 line decode once */
-    int oc_shift, oc_valid;
-    uint64_t oc_key;
-    struct hloc oc_loc;
+    /* addresses equal above dc_shift (the atom and the lowest column bits,
+     * when no XOR term reads those) share channel, bank and row: the
+     * decode cache keys on that, so the atoms of an L2 line decode once */
+    int dc_shift;
     int drow_hi_used;                        /* some row bit >= 16 is mapped */
     uint64_t seq;
     uint64_t next_t;                         /* first cycle not yet ticked */
@@ -485,7 +483,7 @@ static void build_decode(mem_hbm *h)
     for (int i = 0; i < m->nxor; i++) need_c |= m->xs[i] == MF_C || m->xt[i] == MF_C;
     int lowc = 0;
     while (!need_c && lowc < m->nbits && m->field[lowc] == MF_C) lowc++;
-    h->oc_shift = m->off_bits + lowc;
+    h->dc_shift = m->off_bits + lowc;
     h->dfast = 1;
     for (int f = 0; f < MF__N; f++) {
         int used = f != MF_C || need_c;
@@ -495,8 +493,8 @@ static void build_decode(mem_hbm *h)
     }
 }
 
-/* The table lookup both decoders share: the packed field bits of addr
- * (layout at dtab) and the row bits from 16 up in *hi. */
+/* mem_hbm_decode's table lookup: the packed field bits of addr (layout
+ * at dtab) and the row bits from 16 up in *hi. */
 static inline uint64_t decode_packed(const mem_hbm *h, uint64_t addr, uint32_t *hi)
 {
     uint64_t x = addr >> h->map.off_bits, packed = 0;
@@ -510,6 +508,15 @@ static inline uint64_t decode_packed(const mem_hbm *h, uint64_t addr, uint32_t *
     return packed;
 }
 
+/* The mapping's XOR terms on field values g (sources are the pre-hash values). */
+static inline void apply_xor(const mem_map *m, uint32_t g[MF__N])
+{
+    if (!m->nxor) return;
+    uint32_t f[MF__N];
+    memcpy(f, g, sizeof f);
+    for (int i = 0; i < m->nxor; i++) g[m->xt[i]] ^= ((f[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
+}
+
 void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
 {
     const mem_map *m = &h->map;
@@ -519,13 +526,7 @@ void mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a)
     for (int i = 0; i < MF_C; i++) g[i] = (uint32_t)(packed >> dshift[i]) & 63u;
     g[MF_C] = (uint32_t)(packed >> 36) & 0xfffu;
     g[MF_R] = (uint32_t)(packed >> 48) | (hi << 16);
-    if (m->nxor) {
-        /* XOR sources are the pre-hash values */
-        uint32_t f[MF__N];
-        memcpy(f, g, sizeof f);
-        for (int i = 0; i < m->nxor; i++)
-            g[m->xt[i]] ^= ((f[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
-    }
+    apply_xor(m, g);
     const mem_hbm_cfg *c = &h->cfg.hbm;
     a->stack = (int)g[MF_K];
     a->channel = (int)g[MF_H];
@@ -1547,7 +1548,8 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
 
 /* ---- public run interface ----------------------------------------------------------------- */
 /* What the queues need of an address (flat bank and bank group in the
- * channel); without XOR terms straight from the packed table bits. */
+ * channel): a shift and a mask per field when the mapping allows
+ * (dfast), else mem_hbm_decode's table walk. */
 static inline __attribute__((always_inline))
 void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
 {
@@ -1557,26 +1559,14 @@ void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
         uint64_t x = addr >> h->map.off_bits;
         uint32_t f[MF__N];
         for (int i = 0; i < MF__N; i++) f[i] = (uint32_t)(x >> h->fpos[i]) & h->fmask[i];
-        const mem_map *m = &h->map;
-        if (m->nxor) {
-            /* XOR sources are the pre-hash values (as mem_hbm_decode) */
-            uint32_t f0[MF__N];
-            memcpy(f0, f, sizeof f0);
-            for (int i = 0; i < m->nxor; i++) f[m->xt[i]] ^= ((f0[m->xs[i]] >> m->xsi[i]) & 1u) << m->xti[i];
-        }
+        apply_xor(&h->map, f);
         k = f[MF_K]; hc = f[MF_H]; p = f[MF_P]; sid = f[MF_S];
         g = f[MF_G]; b = f[MF_B]; row = f[MF_R];
-    } else if (h->map.nxor) {
+    } else {
         mem_addr a;
         mem_hbm_decode(h, addr, &a);
         k = (uint32_t)a.stack; hc = (uint32_t)a.channel; p = (uint32_t)a.pc; sid = (uint32_t)a.sid;
         g = (uint32_t)a.bg; b = (uint32_t)a.bank; row = a.row;
-    } else {
-        uint32_t hi;
-        uint64_t packed = decode_packed(h, addr, &hi);
-        k = (uint32_t)packed & 63u; hc = (uint32_t)(packed >> 6) & 63u; p = (uint32_t)(packed >> 12) & 63u;
-        sid = (uint32_t)(packed >> 18) & 63u; g = (uint32_t)(packed >> 24) & 63u; b = (uint32_t)(packed >> 30) & 63u;
-        row = (uint32_t)(packed >> 48) | (hi << 16);
     }
     uint32_t gf = sid * (uint32_t)c->bankgroups + g;
     l->chan = (uint16_t)(k * (uint32_t)c->channels + hc);
@@ -1586,20 +1576,21 @@ void decode_loc(const mem_hbm *h, uint64_t addr, struct hloc *l)
     l->row = row;
 }
 
-static inline void decode_cached(mem_hbm *h, uint64_t addr, struct hloc *a)
+static inline __attribute__((always_inline))
+struct hloc decode_cached(mem_hbm *h, uint64_t addr)
 {
-    if (!h->dc_valid || h->dc_addr != addr) {
+    uint64_t key = addr >> h->dc_shift;
+    if (!h->dc_valid || h->dc_addr != key) {
         decode_loc(h, addr, &h->dc);
-        h->dc_addr = addr;
+        h->dc_addr = key;
         h->dc_valid = 1;
     }
-    *a = h->dc;
+    return h->dc;
 }
 
 int mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write)
 {
-    struct hloc a;
-    decode_cached((mem_hbm *)h, addr, &a);
+    struct hloc a = decode_cached((mem_hbm *)h, addr);
     const hchan *ch = &h->ch[a.chan];
     return is_write ? ch->nwq < h->cfg.ctrl.write_queue : ch->nrq < h->cfg.ctrl.read_queue;
 }
@@ -1680,20 +1671,12 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
 
 npu_status mem_hbm_submit(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
-    struct hloc a;
-    decode_cached(h, addr, &a);
-    return submit_i(h, addr, is_write, tag, cycle, d, a);
+    return submit_i(h, addr, is_write, tag, cycle, d, decode_cached(h, addr));
 }
 
 int mem_hbm_offer(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint64_t cycle, npu_diag *d)
 {
-    uint64_t key = addr >> h->oc_shift;
-    if (!h->oc_valid || key != h->oc_key) {
-        decode_loc(h, addr, &h->oc_loc);
-        h->oc_key = key;
-        h->oc_valid = 1;
-    }
-    struct hloc a = h->oc_loc;
+    struct hloc a = decode_cached(h, addr);
     const hchan *ch = &h->ch[a.chan];
     if (is_write ? ch->nwq >= h->cfg.ctrl.write_queue : ch->nrq >= h->cfg.ctrl.read_queue) return 0;
     return submit_i(h, addr, is_write, tag, cycle, d, a) ? -1 : 1;
