@@ -23,21 +23,14 @@ typedef struct kind_row {
     const char *slot_names[TRC_NSLOTS];
 } kind_row;
 
-#define USED(s) ((sizeof(s) > 1) ? 1u : 0u)
 static const kind_row kind_rows[TRC_NKINDS] = {
     [TRC_KIND_NONE] = { NULL, NULL, TRC_CLASS_CORE, 0, { 0 } },
 #define TRC_EVENT(ID, nm, cl, c, p, p2, i, a, ad, ad2, t0, t1, t2, v, dc)                    \
-    [TRC_##ID] = { nm, dc, TRC_CLASS_##cl,                                                   \
-                   USED(c) << TRC_SLOT_CORE | USED(p) << TRC_SLOT_PIPE |                     \
-                   USED(p2) << TRC_SLOT_PIPE2 | USED(i) << TRC_SLOT_ID |                     \
-                   USED(a) << TRC_SLOT_AUX | USED(ad) << TRC_SLOT_ADDR |                     \
-                   USED(ad2) << TRC_SLOT_ADDR2 | USED(t0) << TRC_SLOT_T0 |                   \
-                   USED(t1) << TRC_SLOT_T1 | USED(t2) << TRC_SLOT_T2 | USED(v) << TRC_SLOT_VAL, \
+    [TRC_##ID] = { nm, dc, TRC_CLASS_##cl, TRC_ROW_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v), \
                    { c, p, p2, i, a, ad, ad2, t0, t1, t2, v } },
 #include "traces/events.def"
 #undef TRC_EVENT
 };
-#undef USED
 
 /* The trace's pipe ids are the ISA's (isa/pipes.def), so the names come
  * from that table; these checks stop the two orders from drifting apart. */

@@ -1134,13 +1134,6 @@ fd_body(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e, unsigned 
 }
 #undef FD_HAS
 
-#define FD_USED(x) ((sizeof(x) > 1) ? 1u : 0u)
-#define FD_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v)                                    \
-    (FD_USED(c) << TRC_SLOT_CORE | FD_USED(p) << TRC_SLOT_PIPE | FD_USED(p2) << TRC_SLOT_PIPE2 | \
-     FD_USED(i) << TRC_SLOT_ID | FD_USED(a) << TRC_SLOT_AUX | FD_USED(ad) << TRC_SLOT_ADDR |     \
-     FD_USED(ad2) << TRC_SLOT_ADDR2 | FD_USED(t0) << TRC_SLOT_T0 | FD_USED(t1) << TRC_SLOT_T1 |  \
-     FD_USED(t2) << TRC_SLOT_T2 | FD_USED(v) << TRC_SLOT_VAL)
-
 /* One record at *pp (< end, padded after end): 0 ok, -1 malformed, -2 OOM. */
 static int fd_decode(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e)
 {
@@ -1151,15 +1144,13 @@ static int fd_decode(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event 
 #define TRC_EVENT(ID, nm, cl, c, p, p2, i, a, ad, ad2, t0, t1, t2, v, dc)                   \
     case TRC_##ID:                                                                          \
         return fd_body(d, pp, end, e, tag, TRC_##ID, TRC_CLASS_##cl,                        \
-                       FD_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v));
+                       TRC_ROW_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v));
 #include "traces/events.def"
 #undef TRC_EVENT
     default:
         return -1;
     }
 }
-#undef FD_SLOTS
-#undef FD_USED
 
 /* ---- iteration ------------------------------------------------------------------ */
 typedef struct cursor {

@@ -100,6 +100,17 @@ static inline uint64_t trc_hash64(uint64_t x)
     return x ^ (x >> 33);
 }
 
+/* The slot set of an events.def row as a constant expression (a slot is
+ * used when its name is not ""): one rule for codec.c's kind table and the
+ * iterator's decoder, whose switch cases fold their slot tests with it. */
+#define TRC_ROW_USED(s) ((sizeof(s) > 1) ? 1u : 0u)
+#define TRC_ROW_SLOTS(c, p, p2, i, a, ad, ad2, t0, t1, t2, v)                                  \
+    (TRC_ROW_USED(c) << TRC_SLOT_CORE | TRC_ROW_USED(p) << TRC_SLOT_PIPE |                      \
+     TRC_ROW_USED(p2) << TRC_SLOT_PIPE2 | TRC_ROW_USED(i) << TRC_SLOT_ID |                      \
+     TRC_ROW_USED(a) << TRC_SLOT_AUX | TRC_ROW_USED(ad) << TRC_SLOT_ADDR |                      \
+     TRC_ROW_USED(ad2) << TRC_SLOT_ADDR2 | TRC_ROW_USED(t0) << TRC_SLOT_T0 |                    \
+     TRC_ROW_USED(t1) << TRC_SLOT_T1 | TRC_ROW_USED(t2) << TRC_SLOT_T2 | TRC_ROW_USED(v) << TRC_SLOT_VAL)
+
 /* ---- record codec (codec.c) ------------------------------------------ */
 /* Per-chunk delta state of one stream (reset at each chunk boundary). */
 typedef struct trc_stream { uint64_t t0, addr, val; } trc_stream;
