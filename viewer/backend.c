@@ -274,6 +274,31 @@ static tent *text_tex(vw_backend *b, int font, uint32_t col, const char *s)
     return &b->cache[i];
 }
 
+/* The target's area inside the current clip; 0 if they do not meet. */
+static int target_clip(const vw_backend *b, SDL_Rect *c)
+{
+    *c = (SDL_Rect){ 0, 0, b->target->w, b->target->h };
+    return !b->clip_on || SDL_IntersectRect(c, &b->clip, c);
+}
+
+/* a 32-bit surface whose pixels can be written without locking */
+static int target_plain32(const SDL_Surface *sf) { return sf->format->BytesPerPixel == 4 && !SDL_MUSTLOCK(sf); }
+
+static Uint32 target_px(const vw_backend *b, uint32_t rgba)
+{
+    return SDL_MapRGBA(b->target->format, (Uint8)(rgba >> 24), (Uint8)(rgba >> 16), (Uint8)(rgba >> 8), (Uint8)rgba);
+}
+
+/* Writing the target directly: the renderer's queued work goes first, so
+ * the order of drawing stays the order of the commands. */
+static void renderer_sync(vw_backend *b)
+{
+    if (b->queued) {
+        SDL_RenderFlush(b->ren);
+        b->queued = 0;
+    }
+}
+
 /* SDL_FillRect of the target clipped to the current clip, with a plain
  * loop for the 32-bit surfaces of vw_render_view: most rects of a frame
  * are a pixel or two wide, where SDL's per-call setup costs more than the
@@ -281,12 +306,10 @@ static tent *text_tex(vw_backend *b, int font, uint32_t col, const char *s)
 static void fill32(vw_backend *b, const SDL_Rect *r, Uint32 px)
 {
     SDL_Surface *sf = b->target;
-    SDL_Rect c = { 0, 0, sf->w, sf->h }, x;
-    if (b->clip_on && !SDL_IntersectRect(&c, &b->clip, &c))
+    SDL_Rect c, x;
+    if (!target_clip(b, &c) || !SDL_IntersectRect(r, &c, &x))
         return;
-    if (!SDL_IntersectRect(r, &c, &x))
-        return;
-    if (sf->format->BytesPerPixel != 4 || SDL_MUSTLOCK(sf)) {
+    if (!target_plain32(sf)) {
         SDL_SetClipRect(sf, &c);
         SDL_FillRect(sf, &x, px);
         SDL_SetClipRect(sf, NULL);
@@ -307,13 +330,13 @@ static void fill32(vw_backend *b, const SDL_Rect *r, Uint32 px)
 static int strip32(vw_backend *b, const vw_cmd *c, const vw_span *sp, size_t n)
 {
     SDL_Surface *sf = b->target;
-    if (sf->format->BytesPerPixel != 4 || SDL_MUSTLOCK(sf))
+    if (!target_plain32(sf))
         return 0;
     for (size_t i = 0; i < n; i++)
         if ((sp[i].color & 255) != 255)
             return 0;   /* translucent: blended rects */
-    SDL_Rect clip = { 0, 0, sf->w, sf->h };
-    if (b->clip_on && !SDL_IntersectRect(&clip, &b->clip, &clip))
+    SDL_Rect clip;
+    if (!target_clip(b, &clip))
         return 1;
     int y0 = NPU_MAX((int)c->y, clip.y), y1 = NPU_MIN((int)c->y + NPU_MAX((int)c->h, 1), clip.y + clip.h);
     if (y1 <= y0 || !n)
@@ -339,8 +362,7 @@ static int strip32(vw_backend *b, const vw_cmd *c, const vw_span *sp, size_t n)
         x1 = NPU_MIN(x1, clip.x + clip.w);
         if (x1 <= x0)
             continue;
-        Uint32 px = SDL_MapRGBA(sf->format, (Uint8)(sp[i].color >> 24), (Uint8)(sp[i].color >> 16),
-                                (Uint8)(sp[i].color >> 8), (Uint8)sp[i].color);
+        Uint32 px = target_px(b, sp[i].color);
         for (int x = x0; x < x1; x++)
             b->row[x] = px;
         if (x0 < last)
@@ -373,15 +395,10 @@ static void draw_rect(vw_backend *b, float x, float y, float w, float h, uint32_
          * renderer does for it (SDL_FillRect with the same integer
          * rect and clip) without its per-call command queue, which
          * cost more than the fill for the thousands of small rects
-         * of a frame. Queued renderer work is flushed first so the
-         * order of drawing stays the order of the commands. */
-        if (b->queued) {
-            SDL_RenderFlush(b->ren);
-            b->queued = 0;
-        }
+         * of a frame. */
+        renderer_sync(b);
         SDL_Rect r = { (int)x, (int)y, NPU_MAX((int)w, 1), NPU_MAX((int)h, 1) };
-        fill32(b, &r, SDL_MapRGBA(b->target->format, (Uint8)(color >> 24), (Uint8)(color >> 16),
-                                  (Uint8)(color >> 8), (Uint8)color));
+        fill32(b, &r, target_px(b, color));
         return;
     }
     if (b->soft) {
@@ -413,10 +430,7 @@ void vw_backend_draw(vw_backend *b, const vw_cmds *l)
             const vw_span *sp = l->sp + c->text;
             size_t n = c->color;
             if (b->target) {
-                if (b->queued) {
-                    SDL_RenderFlush(b->ren);
-                    b->queued = 0;
-                }
+                renderer_sync(b);
                 if (strip32(b, c, sp, n))
                     break;
             }
