@@ -139,16 +139,17 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
     if (per > 255) { mem_hbm_free(h); return npu_errf(d, NPU_EINVAL, "memsim.line_bytes: more than 255 atoms per line"); }
     ms_run r = { 0 };
     size_t n = t->n;
-    r.accept = npu_calloc(n ? n : 1, sizeof *r.accept);
-    r.done = npu_calloc(n ? n : 1, sizeof *r.done);
-    r.left = npu_calloc(n ? n : 1, 1);
+    size_t n1 = n ? n : 1;
+    r.accept = npu_malloc(n1 * sizeof *r.accept);
+    r.done = npu_malloc(n1 * sizeof *r.done);
+    r.left = npu_malloc(n1);
     npu_status st = NPU_OK;
     if (!r.accept || !r.done || !r.left) { st = npu_errf(d, NPU_ENOMEM, "memsim: out of memory"); goto out; }
-    /* calloc's pages are mapped on first touch: touch them here, so that the
-     * timed loop below measures the model, not the kernel's page faults */
-    memset(r.accept, 0, (n ? n : 1) * sizeof *r.accept);
-    memset(r.done, 0, (n ? n : 1) * sizeof *r.done);
-    memset(r.left, 0, n ? n : 1);
+    /* zeroed here, not by calloc, whose large blocks are mapped on first
+     * touch: the timed loop below measures the model, not page faults */
+    memset(r.accept, 0, n1 * sizeof *r.accept);
+    memset(r.done, 0, n1 * sizeof *r.done);
+    memset(r.left, 0, n1);
     mem_hbm_set_callback(h, ms_done, &r);
     if (check) mem_hbm_log_commands(h, 1);
     struct timespec t0, t1, c0, c1;
