@@ -1823,20 +1823,29 @@ void vw_draw(vw_view *v, vw_cmds *o)
 }
 
 /* ---- the command list ------------------------------------------------------------ */
+/* Room for need elements of one of the list's arrays (doubling, first
+ * elements when empty); on failure the list is marked oom and -1 returned. */
+static int list_grow(vw_cmds *l, void **p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : first;
+    while (nc < need)
+        nc *= 2;
+    void *q = npu_realloc(*p, nc * elem);
+    if (!q) {
+        l->oom = 1;
+        return -1;
+    }
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
 static vw_cmd *cmd_push(vw_cmds *l)
 {
-    if (l->oom)
+    if (l->oom || list_grow(l, (void **)&l->c, &l->cap, l->n + 1, sizeof *l->c, 4096))
         return NULL;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 4096;
-        vw_cmd *q = npu_realloc(l->c, nc * sizeof *q);
-        if (!q) {
-            l->oom = 1;
-            return NULL;
-        }
-        l->c = q;
-        l->cap = nc;
-    }
     return &l->c[l->n++];
 }
 
@@ -1857,16 +1866,8 @@ void vw_strip_span(vw_cmds *l, float x, float w, uint32_t rgba)
 {
     if (w <= 0 || !(rgba & 255) || l->strip >= l->n || l->oom || l->c[l->strip].kind != VW_CMD_STRIP)
         return;
-    if (l->nsp == l->capsp) {
-        size_t nc = l->capsp ? l->capsp * 2 : 16384;
-        vw_span *q = npu_realloc(l->sp, nc * sizeof *q);
-        if (!q) {
-            l->oom = 1;
-            return;
-        }
-        l->sp = q;
-        l->capsp = nc;
-    }
+    if (list_grow(l, (void **)&l->sp, &l->capsp, l->nsp + 1, sizeof *l->sp, 16384))
+        return;
     l->sp[l->nsp++] = (vw_span){ x, w, rgba };
     l->c[l->strip].color++;
 }
@@ -1902,18 +1903,8 @@ void vw_text(vw_cmds *l, float x, float y, int font, uint32_t rgba, const char *
     size_t n = strlen(s) + 1;
     if (n == 1 || l->oom)
         return;
-    if (l->slen + n > l->scap) {
-        size_t nc = l->scap ? l->scap * 2 : 65536;
-        while (nc < l->slen + n)
-            nc *= 2;
-        char *q = npu_realloc(l->str, nc);
-        if (!q) {
-            l->oom = 1;
-            return;
-        }
-        l->str = q;
-        l->scap = nc;
-    }
+    if (list_grow(l, (void **)&l->str, &l->scap, l->slen + n, 1, 65536))
+        return;
     vw_cmd *c = cmd_push(l);
     if (!c)
         return;
