@@ -203,10 +203,10 @@ static uint64_t stream_key(const trc_event *e, unsigned slots)
     return trc_stream_key(cls, e->core, sub);
 }
 
-static trc_stream *stream_of(trc_codec *c, const trc_event *e, unsigned slots)
+trc_stream *trc_codec_stream(trc_codec *c, uint64_t key)
 {
     int fresh = 0;
-    uint64_t *v = trc_map_get(&c->map, stream_key(e, slots), &fresh);
+    uint64_t *v = trc_map_get(&c->map, key, &fresh);
     if (!v)
         return NULL;
     if (fresh) {
@@ -214,7 +214,7 @@ static trc_stream *stream_of(trc_codec *c, const trc_event *e, unsigned slots)
             size_t ncap = c->cap_streams ? c->cap_streams * 2 : 64;
             trc_stream *ns = npu_realloc(c->streams, ncap * sizeof *ns);
             if (!ns) {
-                trc_map_del(&c->map, stream_key(e, slots));
+                trc_map_del(&c->map, key);
                 return NULL;
             }
             c->streams = ns;
@@ -224,6 +224,11 @@ static trc_stream *stream_of(trc_codec *c, const trc_event *e, unsigned slots)
         memset(&c->streams[c->n_streams++], 0, sizeof(trc_stream));
     }
     return &c->streams[*v];
+}
+
+static trc_stream *stream_of(trc_codec *c, const trc_event *e, unsigned slots)
+{
+    return trc_codec_stream(c, stream_key(e, slots));
 }
 
 uint8_t *trc_encode(trc_codec *c, const trc_event *e, uint8_t *p)

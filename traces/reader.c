@@ -952,15 +952,11 @@ typedef struct dslot { uint32_t gen, pad_; dstream s; } dslot;
 #define FD_IDS 64   /* core / channel ids with a direct stream table */
 #define FD_CTR 32   /* counter units and ids with one */
 typedef struct fdec {
+    trc_codec c;            /* the last core, and the streams of other keys */
     uint32_t gen;           /* slots of another generation are unused */
-    uint32_t last_core;
-    int have_core;
     dslot core[FD_IDS * 8];     /* (core, pipe or 7 = no pipe) */
     dslot hbm[FD_IDS * 8];      /* (channel, pseudo-channel) */
     dslot ctr[FD_CTR * FD_CTR]; /* (unit, counter id) */
-    trc_map map;                /* other stream keys -> pool index */
-    dstream *pool;
-    size_t n_pool, cap_pool;
 } fdec;
 
 static void fd_reset(fdec *d)
@@ -971,40 +967,12 @@ static void fd_reset(fdec *d)
         memset(d->ctr, 0, sizeof d->ctr);
         d->gen = 1;
     }
-    d->have_core = 0;
-    d->last_core = 0;
-    trc_map_clear(&d->map);
-    d->n_pool = 0;
+    trc_codec_reset(&d->c);
 }
 
 static void fd_free(fdec *d)
 {
-    trc_map_free(&d->map);
-    npu_free(d->pool);
-}
-
-/* The stream of a key outside the direct tables. */
-static dstream *fd_slow(fdec *d, uint64_t key)
-{
-    int fresh = 0;
-    uint64_t *v = trc_map_get(&d->map, key, &fresh);
-    if (!v)
-        return NULL;
-    if (fresh) {
-        if (d->n_pool == d->cap_pool) {
-            size_t nc = d->cap_pool ? d->cap_pool * 2 : 64;
-            dstream *np = npu_realloc(d->pool, nc * sizeof *np);
-            if (!np) {
-                trc_map_del(&d->map, key);
-                return NULL;
-            }
-            d->pool = np;
-            d->cap_pool = nc;
-        }
-        *v = d->n_pool;
-        d->pool[d->n_pool++] = (dstream){ 0, 0, 0 };
-    }
-    return &d->pool[*v];
+    trc_codec_free(&d->c);
 }
 
 static inline dstream *fd_stream(fdec *d, unsigned cls, uint32_t core, uint32_t sub)
@@ -1026,7 +994,7 @@ static inline dstream *fd_stream(fdec *d, unsigned cls, uint32_t core, uint32_t 
         }
         return &s->s;
     }
-    return fd_slow(d, trc_stream_key(cls, core, sub));
+    return trc_codec_stream(&d->c, trc_stream_key(cls, core, sub));
 }
 
 /* LEB128 without bounds checks (see above); *bad on an overlong 10th byte. */
@@ -1067,17 +1035,17 @@ fd_body(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e, unsigned 
         return -1;
     uint32_t core;
     if (tag & 0x10) {
-        if (!d->have_core)
+        if (!d->c.have_core)
             return -1;
-        core = d->last_core;
+        core = d->c.last_core;
     } else {
         uint64_t v = fd_uv(&p, &bad);
         if (v > UINT32_MAX)
             return -1;
         core = (uint32_t)v;
     }
-    d->have_core = 1;
-    d->last_core = core;
+    d->c.have_core = 1;
+    d->c.last_core = core;
     uint8_t pipe2 = 0;
     uint32_t id = 0, aux = 0;
     if (FD_HAS(PIPE2))

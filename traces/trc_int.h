@@ -134,6 +134,8 @@ typedef struct trc_codec {
 } trc_codec;
 void trc_codec_reset(trc_codec *c);
 void trc_codec_free(trc_codec *c);
+/* The delta stream of a key (trc_stream_key), zeroed when new; NULL on OOM. */
+trc_stream *trc_codec_stream(trc_codec *c, uint64_t key);
 /* Encode e at p (room for TRC_MAX_RECORD bytes); returns the end, NULL on OOM. */
 uint8_t *trc_encode(trc_codec *c, const trc_event *e, uint8_t *p);
 /* Decode one record; 0 ok, -1 malformed, -2 OOM. */
