@@ -256,8 +256,7 @@ void vw_view_resize(vw_view *v, int w, int h, float scale)
     if (scale > 0)
         v->scale = scale;
     clamp_view(v);
-    if (v->ov_w != (int)(vw_time_x1(v) - vw_time_x0(v)))
-        overview_compute(v);
+    overview_compute(v);    /* (a no-op when the width is the same) */
 }
 
 void vw_zoom_at(vw_view *v, double x, double factor)
@@ -820,8 +819,7 @@ static void draw_overview(vw_view *v, vw_cmds *o)
     int W = (int)(x1 - x0);
     double full = (double)(m->t_end - m->t_min);
     float base = y + h - S(v, 4), hh = h - S(v, 8);
-    if (v->ov_w != W)
-        overview_compute(v);    /* normally done by vw_view_init / vw_view_resize */
+    overview_compute(v);    /* normally done already by vw_view_init / vw_view_resize */
     /* the cube bar is translucent over the all-pipes bar and the background:
      * drawn as the opaque colours those blends give, in the integer rows
      * the software fill would cover */
@@ -829,15 +827,12 @@ static void draw_overview(vw_view *v, vw_cmds *o)
     for (int px = 0; v->ov && px < W; px++) {
         double fa = v->ov[2 * px], fc = v->ov[2 * px + 1];
         float xx = x0 + px;
-        int ya = (int)(base - (float)(fa * hh)), ha = (int)(float)(fa * hh);
-        int yc = (int)(base - (float)(fc * hh)), hc = (int)(float)(fc * hh);
-        if (fa > 0)
-            vw_rect(o, xx, (float)ya, 1, (float)NPU_MAX(ha, 1), ca);
+        /* rows [ya, ya + ha) and [yc, yc + hc); no grey bar: ha = 0 */
+        int ya = (int)(base - (float)(fa * hh)), ha = fa > 0 ? NPU_MAX((int)(float)(fa * hh), 1) : 0;
+        int yc = (int)(base - (float)(fc * hh)), hc = NPU_MAX((int)(float)(fc * hh), 1);
+        if (ha)
+            vw_rect(o, xx, (float)ya, 1, (float)ha, ca);
         if (fc > 0) {
-            if (fa <= 0)
-                ha = 0;
-            ha = NPU_MAX(ha, fa > 0 ? 1 : 0);
-            hc = NPU_MAX(hc, 1);
             /* rows [yc, yc + hc): over the grey bar where it covers [ya, ya + ha) */
             int lo = NPU_MAX(yc, ya), hi = NPU_MIN(yc + hc, ya + ha);
             if (hi > lo) {
