@@ -198,9 +198,7 @@ void trc_codec_free(trc_codec *c)
 static uint64_t stream_key(const trc_event *e, unsigned slots)
 {
     unsigned cls = trc_kind_class(e->kind);
-    uint32_t sub = cls == TRC_CLASS_COUNTER ? e->id : cls == TRC_CLASS_HBM ? e->pipe
-                 : (slots & (1u << TRC_SLOT_PIPE)) ? e->pipe : 7;
-    return trc_stream_key(cls, e->core, sub);
+    return trc_stream_key(cls, e->core, trc_stream_sub(cls, slots, e->pipe, e->id));
 }
 
 trc_stream *trc_codec_stream(trc_codec *c, uint64_t key)

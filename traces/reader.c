@@ -1064,8 +1064,7 @@ fd_body(fdec *d, const uint8_t **pp, const uint8_t *end, trc_event *e, unsigned 
     }
     if (bad || p > end)
         return -1;
-    uint32_t sub = cls == TRC_CLASS_COUNTER ? id : cls == TRC_CLASS_HBM ? pipe
-                 : FD_HAS(PIPE) ? pipe : 7;
+    uint32_t sub = trc_stream_sub(cls, slots, pipe, id);
     dstream *st = fd_stream(d, cls, core, sub);
     if (!st)
         return -2;

@@ -117,8 +117,13 @@ typedef struct trc_stream { uint64_t t0, addr, val; } trc_stream;
 
 /* The key of a record's delta stream (docs/trace-format.md): counters by
  * (unit, counter id), HBM commands by (channel, pseudo-channel), the rest
- * by (core, pipe, or 7 for a kind without a pipe); sub is the second
- * part. One rule for the codec and the iterator's fast decoder. */
+ * by (core, pipe, or 7 for a kind without a pipe); sub (trc_stream_sub) is
+ * the second part. One rule for the codec and the iterator's fast decoder. */
+static inline uint32_t trc_stream_sub(unsigned cls, unsigned slots, unsigned pipe, uint32_t id)
+{
+    return cls == TRC_CLASS_COUNTER ? id : cls == TRC_CLASS_HBM ? pipe
+         : (slots & (1u << TRC_SLOT_PIPE)) ? pipe : 7;
+}
 static inline uint64_t trc_stream_key(unsigned cls, uint32_t core, uint32_t sub)
 {
     return cls == TRC_CLASS_COUNTER ? ((uint64_t)core << 34) ^ ((uint64_t)sub << 2) ^ 1
