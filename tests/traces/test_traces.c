@@ -171,18 +171,25 @@ static uint8_t *slurp(const char *path, size_t *len)
     return p;
 }
 
-static evbuf read_all(trc_reader *r, const trc_filter *f)
+/* Every event of it (which is freed), requiring no error. */
+static evbuf drain_iter(trc_iter *it)
 {
     evbuf b = { 0 };
     npu_diag d = { 0 };
-    trc_iter *it = trc_iter_new(r, f, &d);
-    REQUIRE(it != NULL, "%s", d.msg);
     trc_event e;
     while (trc_iter_next(it, &e))
         ev_push(&b, e);
     REQUIRE(trc_iter_error(it, &d) == NPU_OK, "%s", d.msg);
     trc_iter_free(it);
     return b;
+}
+
+static evbuf read_all(trc_reader *r, const trc_filter *f)
+{
+    npu_diag d = { 0 };
+    trc_iter *it = trc_iter_new(r, f, &d);
+    REQUIRE(it != NULL, "%s", d.msg);
+    return drain_iter(it);
 }
 
 static char tmpdir[256];
@@ -1062,17 +1069,11 @@ END_TEST
 /* ---- parts: decoding on several threads ------------------------------------------ */
 static evbuf read_part_pf(trc_reader *r, const trc_filter *f, unsigned k, unsigned n, int pf)
 {
-    evbuf b = { 0 };
     npu_diag d = { 0 };
     trc_iter *it = trc_iter_new_part(r, f, k, n, &d);
     REQUIRE(it != NULL, "%s", d.msg);
     REQUIRE(trc_iter_prefetch(it, pf) == NPU_OK, "prefetch");
-    trc_event e;
-    while (trc_iter_next(it, &e))
-        ev_push(&b, e);
-    REQUIRE(trc_iter_error(it, &d) == NPU_OK, "%s", d.msg);
-    trc_iter_free(it);
-    return b;
+    return drain_iter(it);
 }
 static evbuf read_part(trc_reader *r, const trc_filter *f, unsigned k, unsigned n)
 {
