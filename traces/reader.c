@@ -1386,6 +1386,8 @@ static void iter_reset(trc_iter *it)
     it->n_heap = 0;
     it->n_cands = 0;
     it->next = 0;
+    /* derived here, where the filter last changed (trc_iter_seek moves t_lo) */
+    it->all = it->f.core < 0 && !it->f.pipe_mask && !it->f.kind_mask && !it->f.t_lo && !it->f.t_hi;
     const trc_reader *r = it->r;
     if (it->part_hi && it->part_hi <= it->part_lo)
         return;     /* an empty part (its neighbours' chunks share one tmin) */
@@ -1436,7 +1438,6 @@ static trc_iter *iter_make(trc_reader *r, const trc_filter *f, uint64_t lo, uint
     }
     it->r = r;
     it->f = f ? *f : TRC_FILTER_ALL;
-    it->all = it->f.core < 0 && !it->f.pipe_mask && !it->f.kind_mask && !it->f.t_lo && !it->f.t_hi;
     it->part_lo = lo;
     it->part_hi = hi;
     iter_reset(it);
@@ -1486,7 +1487,6 @@ void trc_iter_part_range(const trc_iter *it, uint64_t *t_lo, uint64_t *t_hi)
 void trc_iter_seek(trc_iter *it, uint64_t t)
 {
     it->f.t_lo = t;
-    it->all = 0;
     iter_reset(it);
 }
 
