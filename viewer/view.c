@@ -462,25 +462,25 @@ size_t vw_search(vw_view *v, const char *q)
         npu_free(stm);
         return 0;
     }
+    /* tracks are visited in index order (core, pipe); the first `reached`
+     * have their run start in run[] */
+    size_t reached = 0;
+#define MATCHES(x) ((any_op && (opm[(x)->op / 8] >> ((x)->op % 8) & 1)) || (any_st && stm[(x)->stack]) || \
+                    (is_pc && (x)->pc == (uint32_t)pc))
     if (any_op || any_st || is_pc)
         for (uint32_t c = 0; c < m->ncores; c++)
             for (unsigned p = 0; p < TRC_NPIPES; p++) {
                 const vw_track *t = vw_track_at(m, c, p);
-                run[(size_t)c * TRC_NPIPES + p] = v->nhits;
+                run[reached++] = v->nhits;
                 /* a track none of whose leaves match has no hit */
                 int maybe = 0;
-                for (uint32_t l = 0; l < t->sb.nleaf && !maybe; l++) {
-                    const vw_leaf *lf = &t->sb.leaf[l];
-                    maybe = (any_op && (opm[lf->op / 8] >> (lf->op % 8) & 1)) || (any_st && stm[lf->stack]) ||
-                            (is_pc && lf->pc == (uint32_t)pc);
-                }
+                for (uint32_t l = 0; l < t->sb.nleaf && !maybe; l++)
+                    maybe = MATCHES(&t->sb.leaf[l]);
                 if (!maybe && t->sb.nleaf)
                     continue;
                 for (size_t i = 0; i < t->n && v->nhits < limit; i++) {
                     const vw_box *b = &t->box[i];
-                    int hit = (any_op && (opm[b->op / 8] >> (b->op % 8) & 1)) ||
-                              (any_st && stm[b->stack]) || (is_pc && b->pc == (uint32_t)pc);
-                    if (!hit)
+                    if (!MATCHES(b))
                         continue;
                     if (v->nhits == cap) {
                         size_t nc = cap ? cap * 2 : 1024;
@@ -493,18 +493,14 @@ size_t vw_search(vw_view *v, const char *q)
                     v->hits[v->nhits++] = (vw_search_hit){ c, (uint8_t)p, i, b->t0 };
                 }
             }
+#undef MATCHES
 done:
     npu_free(stm);
     if (v->nhits) {
-        /* runs: track k's hits are [run[k], run[k + 1]) (tracks not reached
-         * before the limit or an allocation failure are empty) */
-        for (size_t k = 0; k < ntr; k++)
-            if (run[k] > v->nhits)
-                run[k] = v->nhits;
-        run[ntr] = v->nhits;
-        for (size_t k = ntr; k-- > 0;)
-            if (run[k] > run[k + 1])
-                run[k] = run[k + 1];
+        /* runs: track k's hits are [run[k], run[k + 1]); the tracks not
+         * reached (after an allocation failure) are empty */
+        for (size_t k = reached; k <= ntr; k++)
+            run[k] = v->nhits;
         if (merge_runs(v, run, ntr))
             qsort(v->hits, v->nhits, sizeof *v->hits, cmp_hit);  /* no memory to merge */
         /* first hit at or after the left edge of the view */

@@ -605,6 +605,44 @@ START_TEST(t_search)
 }
 END_TEST
 
+/* A search whose hit list cannot grow keeps the hits it has, in time order
+ * (each allocation of the search fails in turn; the trace has more hits
+ * than the list's first allocation, spread over several tracks). */
+START_TEST(t_search_oom)
+{
+    char dir[64], p[128];
+    tmp_trace(dir, p, "soom", "s.npt");
+    trc_synth_opts o = { .events = 20000, .cores = 4, .seed = 7, .mem = 0 };
+    npu_diag d = {0};
+    ck_assert_msg(trc_synth_write(p, &o, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, p, &d) == NPU_OK, "%s", d.msg);
+    vw_view v;
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    size_t n = vw_search(&v, "mmad");
+    ck_assert_uint_gt(n, 1024);
+    int partial = 0;
+    for (long f = 1; f < 16; f++) {
+        npu_alloc_fail_after(f);
+        size_t nh = vw_search(&v, "mmad");
+        npu_alloc_fail_after(0);
+        ck_assert_uint_le(nh, n);
+        partial |= nh > 0 && nh < n;
+        for (size_t i = 0; i < nh; i++) {
+            ck_assert_uint_eq(v.hits[i].t0, vw_track_at(&m, v.hits[i].core, v.hits[i].pipe)->box[v.hits[i].index].t0);
+            if (i)
+                ck_assert_uint_le(v.hits[i - 1].t0, v.hits[i].t0);
+        }
+    }
+    ck_assert(partial);     /* some failure left a part of the hits */
+    vw_view_free(&v);
+    vw_model_free(&m);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(t_clicks)
 {
     vw_model m;
@@ -948,6 +986,7 @@ int main(void)
     tcase_add_test(tc, t_zoom_pan);
     tcase_add_test(tc, t_select_range);
     tcase_add_test(tc, t_search);
+    tcase_add_test(tc, t_search_oom);
     tcase_add_test(tc, t_clicks);
     suite_add_tcase(s, tc);
     tc = tcase_create("pictures");
