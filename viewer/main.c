@@ -123,19 +123,14 @@ int main(int argc, char **argv)
     npu_diag d = {0};
     int rc = 0;
     if (bench) {
-        /* a trace that cannot be opened gets the same exit as without --bench */
+        /* a trace that cannot be opened or loaded (vw_bench loads it first)
+         * gets the same message as without --bench */
         npu_buf b = {0};
-        trc_reader *r = trc_open(trace, &d);
-        if (!r) {
-            rc = load_failed(trace, &d);
-        } else {
-            trc_close(r);
-            if (vw_bench(trace, o.w, o.h, &b, &d) == NPU_OK)
-                fwrite(b.data, 1, b.len, stdout);
-            else
-                rc = d.status == NPU_EFORMAT || d.status == NPU_EIO ? load_failed(trace, &d)
-                                                                     : (fprintf(stderr, "npuview: %s\n", d.msg), 2);
-        }
+        if (vw_bench(trace, o.w, o.h, &b, &d) == NPU_OK)
+            fwrite(b.data, 1, b.len, stdout);
+        else
+            rc = d.status == NPU_EFORMAT || d.status == NPU_EIO ? load_failed(trace, &d)
+                                                                 : (fprintf(stderr, "npuview: %s\n", d.msg), 2);
         npu_buf_free(&b);
     } else {
         vw_model m;
