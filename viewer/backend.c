@@ -47,7 +47,7 @@ struct vw_backend {
                            its triangle rasteriser */
     SDL_Surface *target;    /* the software renderer's surface, when known:
                                opaque rects are filled into it directly */
-    int queued;             /* renderer calls since the last flush */
+    int queued;             /* renderer calls made since the last flush */
     int clip_on;
     SDL_Rect clip;
     Uint32 *row;            /* strip32: one pixel row, and covered intervals */
@@ -453,9 +453,6 @@ void vw_backend_draw(vw_backend *b, const vw_cmds *l)
             /* a 1-pixel quad; axis-aligned lines sit on pixel centres */
             float nx = -dy / len * 0.5f, ny = dx / len * 0.5f;
             float ox = dx == 0 ? 0.5f : 0, oy = dy == 0 ? 0.5f : 0;
-            float ex = dy == 0 ? 0 : 0, ey = 0;
-            (void)ex;
-            (void)ey;
             quad(b, c->x + ox + nx, c->y + oy + ny, c->w + ox + nx, c->h + oy + ny, c->w + ox - nx, c->h + oy - ny,
                  c->x + ox - nx, c->y + oy - ny, c->color);
             break;
