@@ -410,8 +410,6 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     m->r = r;
     m->meta = trc_reader_meta(r);
     trc_reader_time_range(r, &m->t_min, &m->t_end);
-    uint64_t n_ev = 0;
-    trc_reader_totals(r, &n_ev, NULL, NULL, NULL);
     m->ncores = m->meta->n_cores;
     npu_status st = NPU_OK;
     stack_map sm = {0};
@@ -691,7 +689,6 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     npu_free(fnext);
     m->load_post_cpu = thread_cpu() - c_post;
     m->load_post_wall = now_s() - w_post;
-    (void)n_ev;
     return NPU_OK;
 oom:
     st = npu_errf(d, NPU_ENOMEM, "npuview: out of memory loading the trace (%llu events read)",
