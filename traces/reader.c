@@ -1456,10 +1456,8 @@ trc_iter *trc_iter_new(trc_reader *r, const trc_filter *f, npu_diag *d)
  * neighbours, each keeping its own events. */
 static uint64_t part_bound(const trc_reader *r, unsigned k, unsigned n)
 {
-    if (k == 0 || r->n_ev == 0)
-        return 0;
-    if (k >= n)
-        return UINT64_MAX;
+    if (k == 0 || k >= n || r->n_ev == 0)
+        return 0;   /* B_0, or B_n: part_hi's "no bound" */
     size_t i = (size_t)((uint64_t)r->n_ev * k / n);
     uint64_t b = r->ch[r->ev_sorted[i]].h.tmin;
     return b ? b : 1;   /* 0 would mean "no bound" for part_hi */
@@ -1472,10 +1470,7 @@ trc_iter *trc_iter_new_part(trc_reader *r, const trc_filter *f, unsigned part, u
         npu_errf(d, NPU_EINVAL, "trace iterator part %u of %u: expected part < nparts", part, nparts);
         return NULL;
     }
-    uint64_t lo = part_bound(r, part, nparts), hi = part_bound(r, part + 1, nparts);
-    if (hi == UINT64_MAX)
-        hi = 0;
-    return iter_make(r, f, lo, hi, d);
+    return iter_make(r, f, part_bound(r, part, nparts), part_bound(r, part + 1, nparts), d);
 }
 
 void trc_iter_part_range(const trc_iter *it, uint64_t *t_lo, uint64_t *t_hi)
