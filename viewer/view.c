@@ -1022,31 +1022,30 @@ static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, u
         const uint64_t *g = m->ugrid + (size_t)core * (m->ngrid + 1);
         float run_x = 0, run_h = 0;
         int run_w = 0;
-        for (int px = 0; px <= W; px += step) {
+        for (int px = 0; px < W; px += step) {
             float hh = 0;
-            if (px < W) {
-                double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
-                double cell = (double)((uint64_t)1 << m->grid_shift);
-                size_t ka = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(ta / cell + 0.5)));
-                size_t kz = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(tz / cell + 0.5)));
-                if (kz > ka && tz > m->t_min && ta < m->t_end) {
-                    double f = NPU_MIN(1.0, (double)(g[kz] - g[ka]) / ((double)(kz - ka) * cell) / 3.0);
-                    hh = f > 0.005 ? roundf((float)(f * h)) : 0;
-                }
+            double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + step);
+            double cell = (double)((uint64_t)1 << m->grid_shift);
+            size_t ka = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(ta / cell + 0.5)));
+            size_t kz = (size_t)NPU_MIN((double)m->ngrid, NPU_MAX(0.0, floor(tz / cell + 0.5)));
+            if (kz > ka && tz > m->t_min && ta < m->t_end) {
+                double f = NPU_MIN(1.0, (double)(g[kz] - g[ka]) / ((double)(kz - ka) * cell) / 3.0);
+                hh = f > 0.005 ? roundf((float)(f * h)) : 0;
             }
-            if (run_w && (px == W || hh != run_h)) {
+            if (run_w && hh != run_h) {
                 if (run_h > 0)
                     vw_rect(o, run_x, y + h - run_h, (float)run_w, run_h, col);
                 run_w = 0;
             }
-            if (px < W) {
-                if (!run_w) {
-                    run_x = (float)(x0 + px);
-                    run_h = hh;
-                }
-                run_w += step;
+            if (!run_w) {
+                run_x = (float)(x0 + px);
+                run_h = hh;
             }
+            run_w += step;
         }
+        /* the last run (the loop's end is not a multiple of step when W is odd) */
+        if (run_w && run_h > 0)
+            vw_rect(o, run_x, y + h - run_h, (float)run_w, run_h, col);
         return;
     }
     /* integer column edges shared by neighbours: each edge's prefix is
