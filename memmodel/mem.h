@@ -71,6 +71,7 @@ typedef struct mem_ctrl_cfg {
     int wr_idle_min;       /* also drain when no read waits and this many writes are buffered */
     int dual_cmd;          /* one row and one column command per cycle */
     int merge_reads;       /* a read to an address already pending rides along with it */
+    int skip_idle;         /* sleep to the next possible command (0: tick every cycle while requests wait) */
 } mem_ctrl_cfg;
 
 typedef struct mem_l2_cfg {
@@ -178,6 +179,9 @@ void     mem_hbm_free(mem_hbm *h);
 void     mem_hbm_decode(const mem_hbm *h, uint64_t addr, mem_addr *a);
 int      mem_hbm_channels(const mem_hbm *h);    /* total channels, all stacks */
 int      mem_hbm_can_accept(const mem_hbm *h, uint64_t addr, int is_write);
+/* Counts the requests that have left a read or write queue: can_accept
+ * can only turn true when this moves. */
+uint64_t mem_hbm_accept_epoch(const mem_hbm *h);
 /* One request of one atom (mem_config_atom_bytes). cycle (tCK) is when it
  * is offered; it is accepted at max(cycle, now + 1). NPU_EINVAL if the
  * queue is full (call can_accept first). */
@@ -264,6 +268,12 @@ typedef struct mem_sys_stats {
 mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d);
 void     mem_sys_free(mem_sys *s);
 int      mem_sys_can_accept(mem_sys *s, uint64_t addr, int is_write);
+/* A counter that moves whenever room may have appeared at the request port
+ * (an L2 slice answered or handed on a request; without the L2, the HBM's
+ * queues or the port's in-order buffer emptied). A request mem_sys_can_accept
+ * refused cannot be accepted before it moves, so a caller waits for that
+ * instead of retrying at every event of the model. */
+uint64_t mem_sys_accept_epoch(const mem_sys *s);
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r);
 void     mem_sys_set_callback(mem_sys *s, void (*done)(void *user, uint64_t tag,
                               uint64_t core_cycle), void *user);

@@ -134,6 +134,7 @@ static void apply_preset(mem_config *c, const mem_preset_ns *p)
     k->wr_idle_min = 1;
     k->dual_cmd = 1;
     k->merge_reads = 0;
+    k->skip_idle = 1;
 }
 
 npu_status mem_config_preset(mem_config *c, const char *name, npu_diag *d)

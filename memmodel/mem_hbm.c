@@ -166,6 +166,7 @@ struct mem_hbm {
     int dc_shift;
     int drow_hi_used;                        /* some row bit >= 16 is mapped */
     uint64_t seq;
+    uint64_t pops;                           /* requests removed from rq / wq (mem_hbm_accept_epoch) */
     uint64_t next_t;                         /* first cycle not yet ticked */
     /* Kept so that next_event and advance_to need no scan of every channel
      * per event (with 32 channels the scans cost more than the ticks):
@@ -428,6 +429,7 @@ static inline __attribute__((always_inline))
 void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
 {
     if (w) h->nwq_all--;
+    h->pops++;
     int32_t *q = w ? ch->wq : ch->rq;
     uint16_t *b = w ? ch->wqb : ch->rqb;
     int *n = w ? &ch->nwq : &ch->nrq;
@@ -652,6 +654,7 @@ void mem_hbm_free(mem_hbm *h)
 int mem_hbm_channels(const mem_hbm *h) { return h->nch; }
 void mem_hbm_set_callback(mem_hbm *h, mem_done_fn done, void *user) { h->done = done; h->user = user; }
 uint64_t mem_hbm_now(const mem_hbm *h) { return h->next_t; }
+uint64_t mem_hbm_accept_epoch(const mem_hbm *h) { return h->pops; }
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan) { return &h->ch[chan].st; }
 void mem_hbm_log_commands(mem_hbm *h, int on) { h->log_on = on; }
 void mem_hbm_set_cmd_observer(mem_hbm *h, mem_cmd_fn fn, void *user) { h->cmd_fn = fn; h->cmd_user = user; }
@@ -1544,6 +1547,8 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
     refresh_due(h, ch, t);
     ch->wake = h->cfg.ctrl.cmd_queue ? tick_dq(h, chan, t) : tick_fr(h, chan, t);
     /* an idle channel still has to refresh, but only when it is due */
+    if (!h->cfg.ctrl.skip_idle && (ch->nrq || ch->nwq || ch->naq || ch->ncq_total))
+        ch->wake = t + 1;   /* (skip_idle false: the wakes above must not matter) */
 }
 
 /* ---- public run interface ----------------------------------------------------------------- */

@@ -95,6 +95,7 @@ struct mem_sys {
     uint64_t seq, stamp;
     outq *out; size_t nout, capout, outh;     /* FIFO of atoms waiting for an HBM queue */
     uint64_t now;              /* core cycle being processed */
+    uint64_t accepts;          /* mem_sys_accept_epoch's own part */
     void (*done)(void *, uint64_t, uint64_t);
     void *user;
     int oom;
@@ -129,6 +130,19 @@ uint64_t mem_sys_dram_to_core(const mem_sys *s, uint64_t d)
     if (d <= (UINT64_MAX - s->dk) / s->ck) return (d * s->ck + s->dk - 1) / s->dk;
     unsigned __int128 x = (unsigned __int128)d * s->ck;
     return (uint64_t)((x + s->dk - 1) / s->dk);
+}
+
+/* The first DRAM cycle the HBM has not ticked by core cycle c: at core
+ * cycle c every DRAM cycle whose edge (mem_sys_dram_to_core) is at or
+ * before c has been ticked (the HBM's events go first at equal times), so
+ * a request handed over at c arrives in the DRAM cycle after those. This
+ * depends on the two clocks only, never on whether some channel happened
+ * to have an event at that edge: the arrival stamps, and so the results,
+ * stay the same whichever idle cycles the HBM skips. */
+static uint64_t dram_open(const mem_sys *s, uint64_t c)
+{
+    uint64_t d = mem_sys_core_to_dram(s, c);
+    return mem_sys_dram_to_core(s, d) <= c ? d + 1 : d;
 }
 
 /* ---- pools and heap ------------------------------------------------------------ */
@@ -298,14 +312,14 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
  * full queue holds back what follows it (the L2's request port is in order). */
 static void drain_out(mem_sys *s)
 {
-    uint64_t dc = mem_sys_core_to_dram(s, s->now);
+    uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
         int ok = mem_hbm_offer(s->hbm, e->addr, e->is_write, e->tag, dc, NULL);
         if (ok < 0) { s->oom = 1; break; }
         if (!ok) break;
         s->outh = (s->outh + 1) & (s->capout - 1);
-        s->nout--;
+        if (--s->nout == 0) s->accepts++;
     }
 }
 
@@ -375,6 +389,7 @@ static void answer(mem_sys *s, int si, int32_t ri, uint64_t t)
     mem_hist_add_i(&sl->st.lat, t - r->issue);
     push_ev(s, t, EV_ANSWER, -1, r->tag);
     sl->nwait--;
+    s->accepts++;
     s->rq_free[s->nrq_free++] = ri;
 }
 
@@ -599,6 +614,13 @@ int mem_sys_can_accept(mem_sys *s, uint64_t addr, int is_write)
     return accept_port(s, addr, is_write) >= 0;
 }
 
+uint64_t mem_sys_accept_epoch(const mem_sys *s)
+{
+    /* with the L2 the port's room is its slices' (answer); without it, the
+     * in-order buffer's and the HBM queues' behind it */
+    return s->accepts + (s->cfg.l2.enabled ? 0 : mem_hbm_accept_epoch(s->hbm));
+}
+
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
 {
     static npu_diag *const nod = NULL;
@@ -680,7 +702,7 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
     }
     if (T > s->now) s->now = T;
     /* keep the HBM's clock with ours so later submissions are timed right */
-    uint64_t hd = mem_sys_core_to_dram(s, T);
+    uint64_t hd = dram_open(s, T);
     if (hd > 0 && hd - 1 >= mem_hbm_now(s->hbm)) mem_hbm_advance_to(s->hbm, hd - 1);
     drain_out(s);
 }

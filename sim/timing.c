@@ -261,6 +261,8 @@ typedef struct tm_mem {
     /* NULL, or: NPU_ENOMEM once the model lost work to a failed allocation */
     npu_status (*status)(void *impl);
     uint64_t (*next_event)(void *impl);
+    /* NULL when can_accept never refuses, else see mem_sys_accept_epoch */
+    uint64_t (*accept_epoch)(void *impl);
     void (*free)(void *impl);
     uint32_t line;       /* requests never cross a line of this size */
     int line_shift;      /* log2(line) when a power of two, else -1 */
@@ -279,14 +281,6 @@ static uint64_t mem_next_ev(tm_mem *m)
     return m->next_cache;
 }
 
-/* When to try again after the memory system refused a request at t: its
- * next event (a completion or a queue moving frees a slot), else the next
- * cycle. The data-move path (gm_pump) retries the same way. */
-static uint64_t mem_retry_at(tm_mem *m, uint64_t t)
-{
-    uint64_t nx = mem_next_ev(m);
-    return nx != TM_NONE && nx > t ? nx : t + 1;
-}
 
 /* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
  * core, then a fixed latency. Completions are delivered from a heap in
@@ -394,6 +388,7 @@ static npu_status sys_submit(void *impl, uint64_t addr, uint32_t bytes, int is_w
 static void sys_advance_to(void *impl, uint64_t cycle) { mem_sys_advance_to(impl, cycle); }
 static npu_status sys_status(void *impl) { return mem_sys_status(impl); }
 static uint64_t sys_next_event(void *impl) { return mem_sys_next_event(impl); }
+static uint64_t sys_accept_epoch(void *impl) { return mem_sys_accept_epoch(impl); }
 static void sys_free(void *impl) { mem_sys_free(impl); }
 #endif
 
@@ -511,6 +506,13 @@ typedef struct tm {
     int arrived;         /* cores at the cross-core barrier */
     uint64_t arrive_max;
     int finished;        /* cores done */
+    /* Requests the memory system refused wait here, oldest first, until its
+     * accept epoch moves past the one they saw (mem_block, mem_unblock):
+     * their retry times then follow the model's own state changes, not the
+     * events it happens to schedule (an idle tick skipped or not). p is a
+     * data-move pipe or ISA_PIPE_S (the scalar unit, not before nb). */
+    struct tm_waiter { int c, p; uint64_t epoch, nb; } *mw;
+    size_t mw_head, mw_n, mw_cap;
     npu_status err;      /* first error raised inside a callback */
     npu_diag *d;
 } tm;
@@ -560,6 +562,57 @@ static npu_status wake_pipe(tm *T, int c, int p, uint64_t t)
         return NPU_OK;
     pp->wake_t = t;
     return push_ev(T, t, EV_PIPE, c, p, ++pp->gen);
+}
+
+/* The memory system refused a request of pipe p of core c (ISA_PIPE_S:
+ * the scalar unit, which may go on no earlier than nb): wait for room. */
+static npu_status mem_block(tm *T, int c, int p, uint64_t nb)
+{
+    if (!T->mem.accept_epoch)   /* (a port that refuses without one: retry next cycle) */
+        return p == ISA_PIPE_S ? wake_scalar(T, c, nb + 1) : push_ev(T, nb + 1, EV_GMSUB, c, p, 0);
+    if (T->mw_head + T->mw_n == T->mw_cap) {
+        if (T->mw_head) {
+            memmove(T->mw, T->mw + T->mw_head, T->mw_n * sizeof *T->mw);
+            T->mw_head = 0;
+        } else {
+            size_t nc = T->mw_cap ? 2 * T->mw_cap : 64;
+            struct tm_waiter *n = npu_realloc(T->mw, nc * sizeof *n);
+            if (!n)
+                return oom(T);
+            T->mw = n;
+            T->mw_cap = nc;
+        }
+    }
+    T->mw[T->mw_head + T->mw_n++] =
+        (struct tm_waiter){ c, p, T->mem.accept_epoch(T->mem.impl), nb };
+    return NPU_OK;
+}
+
+static npu_status gm_pump(tm *T, int c, int p, uint64_t t);
+
+/* Retry, at t, every waiter that saw an older accept epoch, oldest first
+ * (before the events of t: a blocked request goes ahead of new ones).
+ * Epochs grow along the FIFO, so those waiters are a prefix; one refused
+ * again goes to the back with the new epoch. */
+static npu_status mem_unblock(tm *T, uint64_t t)
+{
+    uint64_t ep = T->mem.accept_epoch(T->mem.impl);
+    size_t n = 0;
+    while (n < T->mw_n && T->mw[T->mw_head + n].epoch != ep)
+        n++;
+    npu_status st = NPU_OK;
+    for (size_t i = 0; i < n && !st; i++) {
+        struct tm_waiter w = T->mw[T->mw_head];
+        T->mw_head++;
+        T->mw_n--;
+        if (w.p == ISA_PIPE_S)
+            st = wake_scalar(T, w.c, w.nb > t ? w.nb : t);
+        else
+            st = gm_pump(T, w.c, w.p, t);
+    }
+    if (!T->mw_n)
+        T->mw_head = 0;
+    return st;
 }
 
 static void stall(tm *T, int c, int pipe, int cause, uint64_t seq, uint64_t pc, uint64_t from,
@@ -717,7 +770,6 @@ static int flag_take(tm *T, int c, int sp, int dp, int id, uint64_t t, uint64_t 
  *  Pipes
  * ===================================================================== */
 
-static npu_status gm_pump(tm *T, int c, int p, uint64_t t);
 
 static npu_status pipe_run(tm *T, int c, int p, uint64_t t)
 {
@@ -832,7 +884,7 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
         for (;;) {
             uint64_t addr = raddr + off;
             if (!T->mem.can_accept(T->mem.impl, addr, rw)) {
-                st = push_ev(T, mem_retry_at(&T->mem, t), EV_GMSUB, c, p, 0);
+                st = mem_block(T, c, p, t);
                 break;
             }
             uint64_t chunk = line - (lsh >= 0 ? addr & (line - 1) : addr % line);
@@ -1191,7 +1243,7 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
             if ((st = scalar_gm_pump(T, c, t, &all_sent)))
                 return st;
             if (!all_sent)
-                return wake_scalar(T, c, mem_retry_at(&T->mem, t));
+                return mem_block(T, c, ISA_PIPE_S, t);
             if (k->gm_out && !k->sg_store) {
                 k->state = S_GMLOAD;
                 k->gm_last = t;
@@ -1304,7 +1356,7 @@ static npu_status scalar_run(tm *T, int c, uint64_t t)
                 if (blocked == 2) {
                     k->state = S_GMSUB;
                     k->stall_since = t + issue;
-                    return wake_scalar(T, c, NPU_MAX(t + issue, mem_retry_at(&T->mem, t)));
+                    return mem_block(T, c, ISA_PIPE_S, t + issue);
                 }
                 if (blocked) {
                     k->state = S_GMLOAD;
@@ -1425,6 +1477,7 @@ static npu_status mem_open(tm *T)
         T->mem.advance_to = sys_advance_to;
         T->mem.status = sys_status;
         T->mem.next_event = sys_next_event;
+        T->mem.accept_epoch = sys_accept_epoch;
         T->mem.free = sys_free;
         T->mem.line = m->mem.l2.line_bytes > 0 ? (uint32_t)m->mem.l2.line_bytes : 512;
         return NPU_OK;
@@ -1463,6 +1516,7 @@ static void tm_free(tm *T)
         tmq_free(T->q);
         npu_free(T->q);
     }
+    npu_free(T->mw);
     if (T->mem.free && T->mem.impl)
         T->mem.free(T->mem.impl);
 }
@@ -1568,6 +1622,13 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         uint64_t t = tm_next < mem_next ? tm_next : mem_next;
         if (t != TM_NONE && t < T.now)
             t = T.now;   /* never step time backwards */
+        if (t == TM_NONE && T.mw_n && T.mw[T.mw_head].epoch != T.mem.accept_epoch(T.mem.impl)) {
+            /* room appeared outside an event of the model (a submit emptied
+             * the port's buffer): the waiters retry now */
+            if ((st = mem_unblock(&T, T.now)))
+                break;
+            continue;
+        }
         if (t == TM_NONE) {
             if (T.finished == T.ncores)
                 break;
@@ -1609,6 +1670,8 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
                 st = T.err;
                 break;
             }
+            if (T.mw_n && (st = mem_unblock(&T, t)))
+                break;
         }
         tm_ev e;
         while (!st && tmq_pop_at(T.q, t, &e)) {

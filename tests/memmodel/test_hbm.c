@@ -441,6 +441,32 @@ static void offer_same(int dq)
     ck_assert(sa.forwarded + sa.coalesced + sa.merged_reads > 0);   /* the stream reached those paths */
 }
 
+/* skip_idle false ticks a channel every cycle it holds requests instead of
+ * sleeping to its next possible command: the same stream must give the
+ * same completions at the same cycles and the same statistics (the wake
+ * bounds, and the FR-FCFS scan's per-bank skip, only save host time). */
+static void idle_same(int dq)
+{
+    mem_config c;
+    tmem_small(&c, dq);
+    c.ctrl.read_queue = 8;
+    c.ctrl.merge_reads = 1;
+    trail a = { 14695981039346656037ull, 0 }, b = a;
+    mem_chan_stats sa, sb;
+    feed(&c, 1, &a, &sa);
+    c.ctrl.skip_idle = 0;
+    feed(&c, 1, &b, &sb);
+    ck_assert_uint_eq(a.n, 3000);
+    ck_assert_uint_eq(b.n, a.n);
+    ck_assert_uint_eq(b.h, a.h);
+    ck_assert(memcmp(&sa, &sb, sizeof sa) == 0);
+}
+
+START_TEST(t_idle_same_fr) { idle_same(0); }
+END_TEST
+START_TEST(t_idle_same_dq) { idle_same(1); }
+END_TEST
+
 /* The queues' own decode (a shift and a mask per field, XOR terms on top)
  * sends every request to the channel, pseudo-channel, bank group, bank and
  * row that mem_hbm_decode names, on mappings with a split column field and
@@ -526,6 +552,8 @@ Suite *tmem_hbm2_suite(void)
     tcase_add_test(tc, t_offer_same_dq);
     tcase_add_test(tc, t_offer_full);
     tcase_add_test(tc, t_queue_decode);
+    tcase_add_test(tc, t_idle_same_fr);
+    tcase_add_test(tc, t_idle_same_dq);
     suite_add_tcase(s, tc);
     return s;
 }
