@@ -1062,14 +1062,17 @@ void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, const uint16_t *qbk, con
                uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
                int *raq, const int skip)
 {
-    uint64_t seen_hit = 0, seen_miss = 0;
+    uint64_t seen[2] = { 0, 0 };   /* [1]: banks whose oldest hit was seen, [0]: oldest miss */
     for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
         if (skip) {
+            /* indexed, not branched on: hit or miss is a coin toss to the
+             * host's predictor (a branch here was a quarter of tick_fr) */
             int bn = qbk[i];
             uint64_t bit = (uint64_t)1 << bn;
-            uint64_t *seen = ch->bk[bn].open_row == (int32_t)qrw[i] ? &seen_hit : &seen_miss;
-            if (*seen & bit) continue;
-            *seen |= bit;
+            int hit = ch->bk[bn].open_row == (int32_t)qrw[i];
+            uint64_t m = seen[hit];
+            seen[hit] = m | bit;
+            if (m & bit) continue;
         }
         hreq *r = &h->pool[q[i]];
         if (!fr_eval(h, ch, r, t, wake, 0)) continue;

@@ -312,6 +312,7 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
  * full queue holds back what follows it (the L2's request port is in order). */
 static void drain_out(mem_sys *s)
 {
+    if (!s->nout) return;    /* (called after every event: no clock conversion then) */
     uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
