@@ -77,6 +77,7 @@ typedef struct hchan {
     int32_t *rq, *wq, *aq;  /* request indices, arrival order */
     uint16_t *rqb, *wqb;    /* bank of each rq / wq entry (a compact copy for scans) */
     uint32_t *rqr, *wqr;    /* row of each rq / wq entry (likewise) */
+    int32_t *orow;          /* bk[b].open_row of each bank, compact for the FR-FCFS scan */
     /* rq, wq and their bank and row copies slide in buffers of twice the
      * queue size: a removal shifts the shorter side (the front one by
      * advancing the start), an append at the buffer's end first moves the
@@ -617,7 +618,9 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
             else ch->cs = npu_calloc((size_t)h->nbank, sizeof *ch->cs);
             if (!ch->cq_lb && !ch->cs) goto oom;
         }
-        for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = -1;
+        ch->orow = npu_malloc((size_t)h->nbank * sizeof *ch->orow);
+        if (!ch->orow) goto oom;
+        for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = ch->orow[b] = -1;
         ch->wake = NEVER;
         ch->next_ref = t->refresh == MEM_REF_ALL_BANK ? (uint64_t)t->tREFI : NEVER;
         for (int p = 0; p < h->npc; p++) {
@@ -650,7 +653,7 @@ void mem_hbm_free(mem_hbm *h)
             hchan *ch = &h->ch[i];
             npu_free(ch->bk); npu_free(ch->bg); npu_free(ch->pc);
             npu_free(ch->qbuf[0]); npu_free(ch->qbuf[1]); npu_free(ch->qbbuf[0]); npu_free(ch->qbbuf[1]);
-            npu_free(ch->qrbuf[0]); npu_free(ch->qrbuf[1]);
+            npu_free(ch->qrbuf[0]); npu_free(ch->qrbuf[1]); npu_free(ch->orow);
             npu_free(ch->qcnt[0]); npu_free(ch->qcnt[1]); npu_free(ch->rhash); npu_free(ch->aq); npu_free(ch->refb);
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cs);
         }
@@ -729,7 +732,7 @@ static void log_cmd(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, i
 
 static void close_bank(hchan *ch, hbank *b, int pc)
 {
-    if (b->open_row >= 0) { b->open_row = -1; ch->pc[pc].open_banks--; }
+    if (b->open_row >= 0) { b->open_row = -1; ch->orow[b - ch->bk] = -1; ch->pc[pc].open_banks--; }
     b->epoch++;
 }
 
@@ -769,6 +772,7 @@ void issue_i(mem_hbm *h, int chan, uint64_t t, int cmd, int pc, int bg, int bank
     case MC_ACT: {
         hpc *p = &ch->pc[pc];
         b->open_row = (int32_t)row; b->hits = 0; b->epoch++;
+        ch->orow[bank] = (int32_t)row;
         p->open_banks++;
         p->faw[p->faw_i] = te; p->faw_i = (p->faw_i + 1) & 3; p->nact++;
         st->act++;
@@ -1062,17 +1066,20 @@ void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, const uint16_t *qbk, con
                uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
                int *raq, const int skip)
 {
-    uint64_t seen[2] = { 0, 0 };   /* [1]: banks whose oldest hit was seen, [0]: oldest miss */
+    uint64_t seen_hit = 0, seen_miss = 0;   /* banks whose oldest hit / miss was seen */
     for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
         if (skip) {
-            /* indexed, not branched on: hit or miss is a coin toss to the
-             * host's predictor (a branch here was a quarter of tick_fr) */
+            /* masks, not a branch on hit-or-miss: that is a coin toss to the
+             * host's predictor (such a branch took a sixth of a GEMM timing
+             * run's samples); the open rows come from a compact copy */
             int bn = qbk[i];
             uint64_t bit = (uint64_t)1 << bn;
-            int hit = ch->bk[bn].open_row == (int32_t)qrw[i];
-            uint64_t m = seen[hit];
-            seen[hit] = m | bit;
-            if (m & bit) continue;
+            uint64_t hm = -(uint64_t)(ch->orow[bn] == (int32_t)qrw[i]);
+            uint64_t hb = bit & hm, mb = bit & ~hm;
+            uint64_t dup = (seen_hit & hb) | (seen_miss & mb);
+            seen_hit |= hb;
+            seen_miss |= mb;
+            if (dup) continue;
         }
         hreq *r = &h->pool[q[i]];
         if (!fr_eval(h, ch, r, t, wake, 0)) continue;
