@@ -42,6 +42,7 @@ static void free_cores(npu_sim *s)
         for (int sp = 0; sp < SIM_SP_COUNT; sp++)
             npu_free(c->buf[sp]);
         npu_free(c->gmr);
+        npu_free(c->dq);
     }
     npu_free(s->cores);
     s->cores = NULL;
@@ -228,7 +229,10 @@ npu_status sim_cores_reset(npu_sim *s, npu_diag *d)
         memset(c->pmu_cnt, 0, sizeof c->pmu_cnt);
         c->ngmr = 0;
         c->gmr_oom = 0;
+        c->ndq = 0;
+        c->dq_rlo = c->dq_rhi = c->dq_wlo = c->dq_whi = 0;
     }
+    s->ndefer = 0;
     return NPU_OK;
 }
 

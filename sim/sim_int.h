@@ -155,6 +155,13 @@ typedef struct sim_core {
     struct sim_gm_range *gmr;
     uint32_t ngmr, capgmr;
     int gmr_oom;                    /* a range could not be recorded (out of memory) */
+    /* perf mode's deferred data work (exec.c, "Deferred data"): unit
+     * instructions checked and accounted at dispatch whose data is still
+     * to be computed, in program order; and the GM byte ranges they read
+     * and write, as one bounding interval each ([lo, hi), lo = hi: none) */
+    struct sim_defer *dq;
+    uint32_t ndq, capdq;
+    uint64_t dq_rlo, dq_rhi, dq_wlo, dq_whi;
 } sim_core;
 
 /* ===================================================================== *
@@ -265,6 +272,8 @@ struct npu_sim {
     /* mode of the current run */
     npu_mode mode;
     int nodata;                     /* timing mode: units in nodata mode */
+    int defer;                      /* perf mode: data work deferred per core (exec.c) */
+    int ndefer;                     /* cores with deferred work */
     uint64_t max_insns;
     /* observers */
     sim_observer obs[SIM_MAX_OBSERVERS];
@@ -299,6 +308,9 @@ struct npu_sim {
  * returns NPU_OK with op->ended; sync_all returns NPU_OK with
  * op->is_sync_all and the core SIM_CORE_AT_BARRIER until sim_barrier_release. */
 npu_status sim_core_step(npu_sim *s, int core, sim_op *op, npu_diag *d);
+/* Perf mode's deferred data work (exec.c): compute core's, or every core's. */
+npu_status sim_defer_flush(npu_sim *s, int core, npu_diag *d);
+npu_status sim_defer_flush_all(npu_sim *s, npu_diag *d);
 
 /* Fast path for func mode: run core until it ends, reaches a barrier,
  * faults or has retired `budget` more instructions; no sim_op is filled and

@@ -1611,6 +1611,9 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
     stats->clock_ghz = s->cfg.chip.clock_ghz;
     s->nodata = o.nodata;
     s->uctx.nodata = o.nodata;
+    /* perf mode computes data in per-core batches (exec.c, "Deferred
+     * data"), unless an observer watches every access as it happens */
+    s->defer = !o.nodata && s->nobs == 0;
 
     npu_status st = tm_init(&T);
     for (int c = 0; !st && c < T.ncores; c++)
@@ -1685,6 +1688,15 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
      * normally: the failed allocation still fails it */
     if (!st && mem_lost(&T))
         st = mem_lost_err(&T, d);
+    if (s->ndefer) {
+        /* the data of what was dispatched (also after an error: the state
+         * a failed run leaves is that of computing at dispatch) */
+        npu_diag fd;
+        npu_status fs = sim_defer_flush_all(s, st ? &fd : d);
+        if (!st)
+            st = fs;
+    }
+    s->defer = 0;
     for (int c = 0; c < T.ncores && stats->core; c++) {
         if (!stats->core[c].cycles)
             stats->core[c].cycles = T.core ? T.core[c].end : 0;

@@ -682,6 +682,104 @@ START_TEST(t_idle_ticks_invisible)
 }
 END_TEST
 
+/* Racy cross-core traffic through 8 shared GM slots of 256 B: each core,
+ * 24 rounds: load slot (c + r) % 8 to UB, add 1.0 to its 64 floats, store
+ * to slot (5c + 3r + 1) % 8; every fourth round also a scalar ldg/sdg of
+ * slot 0's first word, summed into a word of the core's own after the
+ * slots. Nothing orders the cores, so what each load sees depends on the
+ * order the instructions were dispatched in. */
+static void race_src(char *src, size_t n)
+{
+    snprintf(src, n,
+             "_start:\n mfsr s0, coreid\n la a1, buf\n li s1, 0\n li64 a3, %" PRIu64 "\n"
+             " li64 a4, %" PRIu64 "\n li a5, 0x3f800000\n li a6, 0\n li a7, 0\n li a2, 0\n"
+             "loop:\n add t0, s0, s1\n andi t0, t0, 7\n slli t0, t0, 8\n add t0, a1, t0\n"
+             " mov.gm2ub a6, t0, a3, a7\n set_flag MTE2, V, 0\n wait_flag MTE2, V, 0\n"
+             " vadds.f32 a6, a6, a5, a4\n set_flag V, MTE3, 0\n wait_flag V, MTE3, 0\n"
+             " li t1, 5\n mul t1, s0, t1\n li t2, 3\n mul t2, s1, t2\n add t1, t1, t2\n"
+             " addi t1, t1, 1\n andi t1, t1, 7\n slli t1, t1, 8\n add t1, a1, t1\n"
+             " mov.ub2gm t1, a6, a3, a7\n set_flag MTE3, MTE2, 0\n wait_flag MTE3, MTE2, 0\n"
+             " andi t3, s1, 3\n bnez t3, skip\n ldg t4, 0(a1)\n add a2, a2, t4\n addi t4, t4, 1\n sdg t4, 0(a1)\n"
+             "skip:\n addi s1, s1, 1\n li t5, 24\n blt s1, t5, loop\n"
+             " slli t6, s0, 3\n add t6, a1, t6\n sdg a2, 2048(t6)\n halt\n"
+             ".bss\n.balign 512\nbuf:\n .space 2240\n",
+             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1));
+}
+
+static void race_watch(void *u, const sim_access_ev *ev)
+{
+    (void)u;
+    (void)ev;
+}
+
+/* Run race_src on 24 cores in perf mode; with watch, an observer that sees
+ * every access (which turns the deferred data work off). Returns the
+ * slots' and sums' bytes in out[RACE_BYTES] and the cycles. */
+#define RACE_BYTES 2240
+static uint64_t race_run(const cfg_machine *m, int watch, uint8_t *out)
+{
+    char src[2048];
+    race_src(src, sizeof src);
+    npu_sim *s = tmh_load(m, src, 24);
+    npu_diag d = {0};
+    if (watch) {
+        sim_observer o = { NULL, race_watch, NULL };
+        ck_assert_int_eq(sim_add_observer(s, &o, &d), NPU_OK);
+    }
+    uint64_t cyc = tmh_cycles(s);
+    ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), out, RACE_BYTES, &d), NPU_OK);
+    npu_sim_free(s);
+    return cyc;
+}
+
+START_TEST(t_deferred_data_exact)
+{
+    /* perf mode computes unit data in per-core batches; on racy traffic
+     * the GM it leaves and the cycles must be those of computing each
+     * instruction at dispatch (the observed run), and the race must have
+     * made the order matter at all (different from func mode's) */
+    cfg_machine m;
+    cfg_default(&m);
+    static uint8_t a[RACE_BYTES], b[RACE_BYTES], f[RACE_BYTES];
+    uint64_t ca = race_run(&m, 0, a), cb = race_run(&m, 1, b);
+    ck_assert_uint_eq(ca, cb);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    char src[2048];
+    race_src(src, sizeof src);
+    npu_sim *s = tmh_load(&m, src, 24);
+    npu_diag d = {0};
+    ck_assert_int_eq(tmh_run(s, NPU_MODE_FUNC, 0, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), f, RACE_BYTES, &d), NPU_OK);
+    npu_sim_free(s);
+    ck_assert(memcmp(a, f, sizeof a) != 0);
+    float v;
+    memcpy(&v, a + 4, 4);
+    ck_assert(v >= 1.0f);   /* the adds reached GM */
+
+    /* a scalar load of what another core's data move wrote, dispatched
+     * later but with nothing else in between to compute it: core 1 adds
+     * 1.0 to slot 0 and stores it back at once; core 0 first counts to 200,
+     * then reads the slot's first word with ldg and stores it after the
+     * slots. The load must see 1.0f (computing at dispatch), not 0. */
+    snprintf(src, sizeof src,
+             "_start:\n mfsr s0, coreid\n la a1, buf\n li64 a3, %" PRIu64 "\n li64 a4, %" PRIu64 "\n"
+             " li a5, 0x3f800000\n li a6, 0\n li a7, 0\n bnez s0, one\n"
+             " li t0, 200\nspin:\n addi t0, t0, -1\n bnez t0, spin\n"
+             " lwg t1, 0(a1)\n sdg t1, 2048(a1)\n halt\n"
+             "one:\n mov.gm2ub a6, a1, a3, a7\n set_flag MTE2, V, 0\n wait_flag MTE2, V, 0\n"
+             " vadds.f32 a6, a6, a5, a4\n set_flag V, MTE3, 0\n wait_flag V, MTE3, 0\n"
+             " mov.ub2gm a1, a6, a3, a7\n halt\n"
+             ".bss\n.balign 512\nbuf:\n .space 2240\n",
+             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1));
+    s = tmh_load(&m, src, 2);
+    (void)tmh_cycles(s);
+    uint64_t got = 0;
+    ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11) + 2048, &got, 8, &d), NPU_OK);
+    ck_assert_uint_eq(got, 0x3f800000u);
+    npu_sim_free(s);
+}
+END_TEST
+
 START_TEST(t_observer)
 {
     /* the observer sees every instruction's dispatch and, for pipes, its
@@ -746,6 +844,7 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_observer);
     tcase_add_test(tc, t_scalar_gm_backpressure);
     tcase_add_test(tc, t_idle_ticks_invisible);
+    tcase_add_test(tc, t_deferred_data_exact);
     suite_add_tcase(s, tc);
     return s;
 }
