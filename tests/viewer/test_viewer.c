@@ -779,6 +779,78 @@ START_TEST(t_picture_timeline)
 }
 END_TEST
 
+/* The zoomed-out core header's utilisation row at an odd plot width: its
+ * columns go two pixels at a time, so the loop ends past the plot, and the
+ * last run of equal heights must still be drawn. Core 0 keeps three pipes
+ * busy the whole trace; viewed inside that stretch, the row is one run
+ * across the whole plot, which an odd width used to drop entirely (fixed
+ * in c1f819c; this test fails on the code before it). The util rects are
+ * those inside a header's full-width panel rect, right of the label
+ * column. */
+static double util_cover(const vw_model *m, int W)
+{
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert_msg(vw_view_init(&v, m, W, 400, 1, &d) == NPU_OK, "%s", d.msg);
+    /* the middle of the busy stretch: the row's last column is busy too
+     * (still zoomed out far enough for the busy grid) */
+    v.t0 = (double)m->t_end * 0.25;
+    v.t1 = (double)m->t_end * 0.75;
+    vw_cmds cl = {0};
+    vw_draw(&v, &cl);
+    float x0 = vw_time_x0(&v), x1 = vw_time_x1(&v);
+    double best = 0;
+    for (size_t i = 0; i < cl.n; i++) {
+        const vw_cmd *h = &cl.c[i];
+        if (h->kind != VW_CMD_RECT || h->x != 0 || h->w != (float)W || h->h > 30)
+            continue;
+        /* a header panel: cover of the rects of another colour inside it */
+        double cover = 0;
+        for (size_t j = i + 1; j < cl.n; j++) {
+            const vw_cmd *u = &cl.c[j];
+            if (u->kind == VW_CMD_RECT && u->color != h->color && u->y >= h->y && u->y + u->h <= h->y + h->h &&
+                u->x >= x0 - 1 && u->x + u->w <= x1 + 2 && u->h >= 2)
+                cover += u->w;
+        }
+        if (cover > best)
+            best = cover;
+    }
+    vw_cmds_free(&cl);
+    vw_view_free(&v);
+    return best / (double)(x1 - x0);
+}
+
+START_TEST(t_util_odd_width)
+{
+    char dir[64], path[128];
+    tmp_trace(dir, path, "util", "u.npt");
+    static const char *const ops[] = { "busy" };
+    trc_meta meta = two_core_meta();
+    meta.opcodes = (trc_names){ ops, 1 };
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    for (uint64_t k = 0; k < 4000; k++)
+        for (unsigned p = 0; p < 3; p++) {
+            trc_event e = trc_ev_insn(0, p, 0x100 + 8 * p, 0, k * 2500, k * 2500, (k + 1) * 2500, 0);
+            ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+        }
+    trc_event e = trc_ev_insn(1, 0, 0x100, 0, 0, 0, 100, 0);
+    ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    for (int W = 1280; W <= 1283; W++) {
+        double c = util_cover(&m, W);
+        /* (at an odd width the last two-pixel column reaches one pixel past) */
+        ck_assert_msg(c > 0.99 && c < 1.01, "width %d: the utilisation row covers %.3f of the plot", W, c);
+    }
+    vw_model_free(&m);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(t_picture_views)
 {
     vw_model m;
@@ -993,6 +1065,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_picture_timeline);
     tcase_add_test(tc, t_picture_views);
+    tcase_add_test(tc, t_util_odd_width);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad input");
     tcase_set_timeout(tc, 60);
