@@ -1112,7 +1112,7 @@ typedef struct sums_job {
     vw_model *m;
     size_t first, step;
     int err;
-    uint64_t pipe_stall[TRC_NPIPES], cause_stall[8];    /* this job's share */
+    uint64_t pipe_stall[TRC_NPIPES], cause_stall[VW_CAUSE_SLOTS];    /* this job's share */
 } sums_job;
 
 /* cum[] and maxend[] of a track's boxes, smaxend[] of its stalls, and the
@@ -1137,7 +1137,7 @@ static int prefix_arrays(vw_track *t, unsigned pipe, sums_job *j)
         t->smaxend[k] = me;
         unsigned op = t->stall[k].op;
         j->pipe_stall[pipe] += t->stall[k].dur;
-        j->cause_stall[op == VW_CAUSE_FLAG ? 6 : op == VW_CAUSE_BARRIER ? 7 : NPU_MIN(op, 5u)] += t->stall[k].dur;
+        j->cause_stall[vw_cause_slot(op)] += t->stall[k].dur;
     }
     return 0;
 }
@@ -1206,7 +1206,7 @@ static int build_sums(vw_model *m)
     for (int k = 0; k < 2; k++) {
         for (unsigned p = 0; p < TRC_NPIPES; p++)
             m->pipe_stall[p] += jobs[k].pipe_stall[p];
-        for (unsigned c = 0; c < 8; c++)
+        for (unsigned c = 0; c < VW_CAUSE_SLOTS; c++)
             m->cause_stall[c] += jobs[k].cause_stall[c];
     }
     return jobs[0].err || (threaded && jobs[1].err) ? -1 : 0;

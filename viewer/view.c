@@ -1660,11 +1660,11 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     y += S(v, 8);
     vw_text(o, x, y, VW_FONT_UI, C_ACCENT, "stall cycles by cause");
     y += line_h(v, VW_FONT_UI) + S(v, 2);
-    for (unsigned i = 0; i < 8; i++) {
+    for (unsigned i = 0; i < VW_CAUSE_SLOTS; i++) {
         if (!stall_by[i])
             continue;
         fmt_big(c, sizeof c, stall_by[i]);
-        kv(v, o, x, &y, vw_cause_name(m, i == 6 ? VW_CAUSE_FLAG : i == 7 ? VW_CAUSE_BARRIER : i), c);
+        kv(v, o, x, &y, vw_cause_name(m, vw_slot_cause(i)), c);
     }
     y += S(v, 8);
     if (m->nctr) {

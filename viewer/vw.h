@@ -110,6 +110,21 @@ typedef struct vw_frame {
 #define VW_CAUSE_FLAG 0xFFF0u     /* op of a stall made from FLAG_WAIT */
 #define VW_CAUSE_BARRIER 0xFFF1u  /* op of a stall made from BARRIER */
 
+/* The model's stall totals by cause (vw_model.cause_stall): one slot per
+ * trace stall-cause id below VW_CAUSE_IDS (later ids share the last), then
+ * one for flag waits and one for barriers. */
+enum { VW_CAUSE_IDS = 6, VW_SLOT_FLAG = VW_CAUSE_IDS, VW_SLOT_BARRIER, VW_CAUSE_SLOTS };
+static inline unsigned vw_cause_slot(unsigned cause)
+{
+    return cause == VW_CAUSE_FLAG ? VW_SLOT_FLAG
+         : cause == VW_CAUSE_BARRIER ? VW_SLOT_BARRIER
+         : cause < VW_CAUSE_IDS - 1 ? cause : VW_CAUSE_IDS - 1;
+}
+static inline unsigned vw_slot_cause(unsigned slot)
+{
+    return slot == VW_SLOT_FLAG ? VW_CAUSE_FLAG : slot == VW_SLOT_BARRIER ? VW_CAUSE_BARRIER : slot;
+}
+
 typedef struct vw_model {
     trc_reader *r;
     const trc_meta *meta;
@@ -133,7 +148,7 @@ typedef struct vw_model {
     size_t ngrid;
     uint64_t *ugrid, *mgrid;
     uint64_t pipe_stall[TRC_NPIPES];    /* stall cycles per pipe, all cores */
-    uint64_t cause_stall[8];    /* by cause: ids 0..5, 6 = flag wait, 7 = barrier */
+    uint64_t cause_stall[VW_CAUSE_SLOTS];   /* by cause slot (vw_cause_slot) */
     /* CPU seconds of the load's parts: the decoding thread (the reader's
      * trc_iter), the thread filing events into tracks while it decodes, and
      * what runs after both (prefix arrays, summaries); on an idle machine
