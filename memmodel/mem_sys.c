@@ -138,11 +138,14 @@ uint64_t mem_sys_dram_to_core(const mem_sys *s, uint64_t d)
  * a request handed over at c arrives in the DRAM cycle after those. This
  * depends on the two clocks only, never on whether some channel happened
  * to have an event at that edge: the arrival stamps, and so the results,
- * stay the same whichever idle cycles the HBM skips. */
+ * stay the same whichever idle cycles the HBM skips. Edge d is at or
+ * before c exactly when d <= c * dk / ck, so that cycle is
+ * floor(c * dk / ck) + 1: one division. */
 static uint64_t dram_open(const mem_sys *s, uint64_t c)
 {
-    uint64_t d = mem_sys_core_to_dram(s, c);
-    return mem_sys_dram_to_core(s, d) <= c ? d + 1 : d;
+    if (c == NEVER) return NEVER;
+    if (c <= UINT64_MAX / s->dk) return c * s->dk / s->ck + 1;
+    return (uint64_t)((unsigned __int128)c * s->dk / s->ck) + 1;
 }
 
 /* ---- pools and heap ------------------------------------------------------------ */
