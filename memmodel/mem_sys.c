@@ -312,8 +312,11 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
 }
 
 /* Hand queued atoms to the HBM, in order, while its queues take them. A
- * full queue holds back what follows it (the L2's request port is in order). */
-static void drain_out(mem_sys *s)
+ * full queue holds back what follows it (the L2's request port is in order).
+ * Without the L2 that buffer is the request port: it emptying while the
+ * model advances is room for a refused request (mem_sys_accept_epoch); in
+ * a submit it only empties again what the submit filled. */
+static void drain_out(mem_sys *s, int advancing)
 {
     if (!s->nout) return;    /* (called after every event: no clock conversion then) */
     uint64_t dc = dram_open(s, s->now);
@@ -323,7 +326,7 @@ static void drain_out(mem_sys *s)
         if (ok < 0) { s->oom = 1; break; }
         if (!ok) break;
         s->outh = (s->outh + 1) & (s->capout - 1);
-        if (--s->nout == 0) s->accepts++;
+        if (--s->nout == 0 && advancing && !s->cfg.l2.enabled) s->accepts++;
     }
 }
 
@@ -641,7 +644,7 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
         uint64_t saved = s->now;
         s->now = t;
         send_atoms(s, r->addr, r->bytes, r->is_write, op);
-        drain_out(s);
+        drain_out(s, 0);
         s->now = saved;
         return s->oom ? NPU_ENOMEM : NPU_OK;
     }
@@ -702,13 +705,13 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
             if (e.kind == EV_LOOKUP) do_lookup(s, e.a, (int32_t)e.tag, e.t);
             else if (s->done) s->done(s->user, e.tag, e.t);
         }
-        drain_out(s);
+        drain_out(s, 1);
     }
     if (T > s->now) s->now = T;
     /* keep the HBM's clock with ours so later submissions are timed right */
     uint64_t hd = dram_open(s, T);
     if (hd > 0 && hd - 1 >= mem_hbm_now(s->hbm)) mem_hbm_advance_to(s->hbm, hd - 1);
-    drain_out(s);
+    drain_out(s, 1);
 }
 
 void mem_sys_stats_get(mem_sys *s, mem_sys_stats *o)

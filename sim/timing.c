@@ -261,7 +261,8 @@ typedef struct tm_mem {
     /* NULL, or: NPU_ENOMEM once the model lost work to a failed allocation */
     npu_status (*status)(void *impl);
     uint64_t (*next_event)(void *impl);
-    /* NULL when can_accept never refuses, else see mem_sys_accept_epoch */
+    /* moves only while the model advances, whenever room may have
+     * appeared (see mem_sys_accept_epoch): a refused request waits for it */
     uint64_t (*accept_epoch)(void *impl);
     void (*free)(void *impl);
     uint32_t line;       /* requests never cross a line of this size */
@@ -280,7 +281,6 @@ static uint64_t mem_next_ev(tm_mem *m)
     }
     return m->next_cache;
 }
-
 
 /* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
  * core, then a fixed latency. Completions are delivered from a heap in
@@ -304,6 +304,12 @@ static int fixed_can_accept(void *impl, uint64_t addr, int is_write)
 {
     (void)impl; (void)addr; (void)is_write;
     return 1;
+}
+
+static uint64_t fixed_accept_epoch(void *impl)
+{
+    (void)impl;
+    return 0;   /* (never asked: the port refuses nothing) */
 }
 
 static npu_status fixed_submit(void *impl, uint64_t addr, uint32_t bytes, int is_write,
@@ -568,8 +574,6 @@ static npu_status wake_pipe(tm *T, int c, int p, uint64_t t)
  * the scalar unit, which may go on no earlier than nb): wait for room. */
 static npu_status mem_block(tm *T, int c, int p, uint64_t nb)
 {
-    if (!T->mem.accept_epoch)   /* (a port that refuses without one: retry next cycle) */
-        return p == ISA_PIPE_S ? wake_scalar(T, c, nb + 1) : push_ev(T, nb + 1, EV_GMSUB, c, p, 0);
     if (T->mw_head + T->mw_n == T->mw_cap) {
         if (T->mw_head) {
             memmove(T->mw, T->mw + T->mw_head, T->mw_n * sizeof *T->mw);
@@ -769,7 +773,6 @@ static int flag_take(tm *T, int c, int sp, int dp, int id, uint64_t t, uint64_t 
 /* ===================================================================== *
  *  Pipes
  * ===================================================================== */
-
 
 static npu_status pipe_run(tm *T, int c, int p, uint64_t t)
 {
@@ -1495,6 +1498,7 @@ static npu_status mem_open(tm *T)
     T->mem.submit = fixed_submit;
     T->mem.advance_to = fixed_advance_to;
     T->mem.next_event = fixed_next_event;
+    T->mem.accept_epoch = fixed_accept_epoch;
     T->mem.free = fixed_free;
     T->mem.line = m->timing.gm_request_bytes ? (uint32_t)m->timing.gm_request_bytes : 512;
     return NPU_OK;
@@ -1625,13 +1629,6 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         uint64_t t = tm_next < mem_next ? tm_next : mem_next;
         if (t != TM_NONE && t < T.now)
             t = T.now;   /* never step time backwards */
-        if (t == TM_NONE && T.mw_n && T.mw[T.mw_head].epoch != T.mem.accept_epoch(T.mem.impl)) {
-            /* room appeared outside an event of the model (a submit emptied
-             * the port's buffer): the waiters retry now */
-            if ((st = mem_unblock(&T, T.now)))
-                break;
-            continue;
-        }
         if (t == TM_NONE) {
             if (T.finished == T.ncores)
                 break;
