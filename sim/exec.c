@@ -100,7 +100,7 @@ static void setup_uctx(npu_sim *s, int core)
     u->gm = sim_gm_iface(&s->gm);
     u->vmask = &c->vmask;
     u->x = c->x;
-    u->nodata = s->nodata;
+    u->nodata = s->nodata || s->defer;   /* deferring: data comes later (sim_defer_flush) */
     u->access = unit_access;
     u->access_user = s;
     u->ub_banks = (uint32_t)m->core.ub.banks;
@@ -813,19 +813,15 @@ exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
             s->cur_pipe = isa_insn_pipe(in);
             s->rec_gm = single;
             int u = sim_unit_of(in->op);
-            if (s->defer)
-                s->uctx.nodata = 1;   /* check and account now, compute later */
+            /* (deferring, uctx is in nodata mode: check and account now,
+             * compute later) */
             st = run_unit(&s->uctx, u, in, &w, &ud);
             if (st) {
-                s->uctx.nodata = s->nodata;
                 st = sim_fault(s, core, pc, st, d, "%s", ud.msg);
                 goto fault;
             }
-            if (s->defer) {
-                s->uctx.nodata = s->nodata;
-                if ((st = defer_push(s, core, in, pc, u, d)))
-                    goto fault;
-            }
+            if (s->defer && (st = defer_push(s, core, in, pc, u, d)))
+                goto fault;
             if (single)
                 op->work = w;
             NEXT;

@@ -1614,10 +1614,11 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
     T.max_cycles = o.max_cycles ? o.max_cycles : s->cfg.timing.max_cycles;
     stats->clock_ghz = s->cfg.chip.clock_ghz;
     s->nodata = o.nodata;
-    s->uctx.nodata = o.nodata;
     /* perf mode computes data in per-core batches (exec.c, "Deferred
-     * data"), unless an observer watches every access as it happens */
+     * data"), unless an observer watches every access as it happens; the
+     * units called at dispatch then only check and account */
     s->defer = !o.nodata && s->nobs == 0;
+    s->uctx.nodata = o.nodata || s->defer;
 
     npu_status st = tm_init(&T);
     for (int c = 0; !st && c < T.ncores; c++)
@@ -1694,6 +1695,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             st = fs;
     }
     s->defer = 0;
+    s->uctx.nodata = s->nodata;
     for (int c = 0; c < T.ncores && stats->core; c++) {
         if (!stats->core[c].cycles)
             stats->core[c].cycles = T.core ? T.core[c].end : 0;
