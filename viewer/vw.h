@@ -118,7 +118,7 @@ static inline unsigned vw_cause_slot(unsigned cause)
 {
     return cause == VW_CAUSE_FLAG ? VW_SLOT_FLAG
          : cause == VW_CAUSE_BARRIER ? VW_SLOT_BARRIER
-         : cause < VW_CAUSE_IDS - 1 ? cause : VW_CAUSE_IDS - 1;
+         : NPU_MIN(cause, (unsigned)VW_CAUSE_IDS - 1);
 }
 static inline unsigned vw_slot_cause(unsigned slot)
 {
