@@ -688,6 +688,7 @@ END_TEST
  * slot 0's first word, summed into a word of the core's own after the
  * slots. Nothing orders the cores, so what each load sees depends on the
  * order the instructions were dispatched in. */
+#define RACE_BYTES 2240   /* 8 slots of 256 B, then 24 cores' 8-byte sums */
 static void race_src(char *src, size_t n)
 {
     snprintf(src, n,
@@ -702,8 +703,8 @@ static void race_src(char *src, size_t n)
              " andi t3, s1, 3\n bnez t3, skip\n ldg t4, 0(a1)\n add a2, a2, t4\n addi t4, t4, 1\n sdg t4, 0(a1)\n"
              "skip:\n addi s1, s1, 1\n li t5, 24\n blt s1, t5, loop\n"
              " slli t6, s0, 3\n add t6, a1, t6\n sdg a2, 2048(t6)\n halt\n"
-             ".bss\n.balign 512\nbuf:\n .space 2240\n",
-             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1));
+             ".bss\n.balign 512\nbuf:\n .space %d\n",
+             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1), RACE_BYTES);
 }
 
 static void race_watch(void *u, const sim_access_ev *ev)
@@ -715,7 +716,6 @@ static void race_watch(void *u, const sim_access_ev *ev)
 /* Run race_src on 24 cores in perf mode; with watch, an observer that sees
  * every access (which turns the deferred data work off). Returns the
  * slots' and sums' bytes in out[RACE_BYTES] and the cycles. */
-#define RACE_BYTES 2240
 static uint64_t race_run(const cfg_machine *m, int watch, uint8_t *out)
 {
     char src[2048];
@@ -759,7 +759,7 @@ START_TEST(t_deferred_data_exact)
     /* a scalar load of what another core's data move wrote, dispatched
      * later but with nothing else in between to compute it: core 1 adds
      * 1.0 to slot 0 and stores it back at once; core 0 first counts to 200,
-     * then reads the slot's first word with ldg and stores it after the
+     * then reads the slot's first word with lwg and stores it after the
      * slots. The load must see 1.0f (computing at dispatch), not 0. */
     snprintf(src, sizeof src,
              "_start:\n mfsr s0, coreid\n la a1, buf\n li64 a3, %" PRIu64 "\n li64 a4, %" PRIu64 "\n"
@@ -769,8 +769,8 @@ START_TEST(t_deferred_data_exact)
              "one:\n mov.gm2ub a6, a1, a3, a7\n set_flag MTE2, V, 0\n wait_flag MTE2, V, 0\n"
              " vadds.f32 a6, a6, a5, a4\n set_flag V, MTE3, 0\n wait_flag V, MTE3, 0\n"
              " mov.ub2gm a1, a6, a3, a7\n halt\n"
-             ".bss\n.balign 512\nbuf:\n .space 2240\n",
-             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1));
+             ".bss\n.balign 512\nbuf:\n .space %d\n",
+             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1), RACE_BYTES);
     s = tmh_load(&m, src, 2);
     (void)tmh_cycles(s);
     uint64_t got = 0;
