@@ -97,6 +97,8 @@ long npu_alloc_fail_after(long n)
 
 int npu_alloc_failed(void) { return alloc_failed_flag; }
 
+int npu_alloc_fail_armed(void) { return alloc_fail_at != 0; }
+
 int npu_parse_u64(const char *s, uint64_t *v)
 {
     if (!s || !(*s >= '0' && *s <= '9'))

@@ -52,6 +52,9 @@ char *npu_strdup(const char *s);
 long  npu_alloc_fail_after(long n);
 /* 1 if an injected failure has happened since the last npu_alloc_fail_after. */
 int   npu_alloc_failed(void);
+/* 1 while a failure is set up on this thread (work that would move to
+ * another thread stays here, so the test still reaches it). */
+int   npu_alloc_fail_armed(void);
 
 /* ---- files ---------------------------------------------------------------
  * Read a whole file (gzip'd files are inflated when gz_ok and the file starts

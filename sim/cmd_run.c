@@ -46,6 +46,10 @@ static void usage(FILE *f)
         "  -q, --quiet                 print only mismatches and errors\n"
         "  -h, --help                  this help\n"
         "\n"
+        "environment: NPUSIM_THREADS=N|auto  host threads of a perf run (default auto: 2 on a\n"
+        "                              multi-CPU host, the unit data computed beside the timing\n"
+        "                              engine; 1: one thread); results are the same either way\n"
+        "\n"
         "exit status: 0 all outputs match, 1 a mismatch, 2 bad input or a kernel fault\n",
         LAUNCH_DEFAULT_RTOL, LAUNCH_DEFAULT_ATOL, (unsigned long long)NPU_DEFAULT_MAX_INSNS);
 }

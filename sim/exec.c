@@ -115,44 +115,7 @@ static const char *mnem(isa_op op)
     return i ? i->mnemonic : "?";
 }
 
-/* ---- Deferred data (perf mode) ---------------------------------------------
- * In perf mode the timing engine dispatches the cores' instructions one at a
- * time in simulated-time order, and a unit instruction used to compute its
- * data right there. Twenty-four cores interleaved instruction by
- * instruction evict each other's buffers from the host's caches: a 4096^3
- * GEMM spent three seconds more in perf mode than func and timing mode
- * together, in the transposes, decodes and copies.
- *
- * So in perf mode (s->defer, set by the timing engine when no observer
- * watches accesses) a unit instruction is checked and accounted at
- * dispatch, with its unit in nodata mode exactly as in timing mode (the
- * work it reports and the GM ranges it touches do not depend on data), and
- * its data is computed later, in a batch of the same core's instructions
- * in program order, from a copy of the registers and vector mask it read.
- * The results are those of computing at dispatch:
- *   - within a core, program order is kept;
- *   - between cores only GM is shared: a core's deferred instructions are
- *     summarised by the GM interval they read and the one they write, and
- *     before an instruction whose ranges conflict with another core's
- *     deferred ones (a write against a read or a write), that core's batch
- *     is computed first. So deferred work of different cores never
- *     conflicts, and every conflicting pair is computed in dispatch order;
- *   - a scalar GM access computes every core's deferred work first; the
- *     end of a run, all of it. (No unit reaches the scalar buffer: no data
- *     path leads there, so scalar-buffer accesses need nothing.)
- * A fault that only the data pass can find (a bad 2:4 metadata nibble) is
- * reported with its own core, pc and dispatch cycle. */
-#define SIM_DEFER_BATCH 1024   /* ops a core defers at most (64 measured ~10 % slower at 4096^3) */
-
-typedef struct sim_defer {
-    isa_insn in;
-    uint64_t pc, cycle;
-    uint64_t r[5];          /* x[rd], x[rs1], x[rs2], x[rs3], x[rs4] at dispatch */
-    sim_vmask vm;
-    int unit;
-} sim_defer;
-
-static npu_status run_unit(sim_unit_ctx *u, int unit, const isa_insn *in, sim_work *w, npu_diag *ud)
+npu_status sim_unit_run(sim_unit_ctx *u, int unit, const isa_insn *in, sim_work *w, npu_diag *ud)
 {
     if (unit == 'v')
         return sim_exec_vec(u, in, w, ud);
@@ -163,72 +126,10 @@ static npu_status run_unit(sim_unit_ctx *u, int unit, const isa_insn *in, sim_wo
     return npu_errf(ud, NPU_EFAULT, "%s: no unit executes this instruction", mnem(in->op));
 }
 
-npu_status sim_defer_flush(npu_sim *s, int core, npu_diag *d)
+/* The bounding intervals of the GM ranges the step reported (all of GM
+ * when a range could not be recorded). */
+static void gm_bounds(const sim_core *c, sim_gm_bounds *b)
 {
-    sim_core *c = &s->cores[core];
-    if (!c->ndq)
-        return NPU_OK;
-    /* the run's unit context (set up before anything was deferred), on
-     * this core's buffers, computing, with no access sink: the accesses
-     * were reported at dispatch */
-    sim_unit_ctx u = s->uctx;
-    for (int sp = SIM_SP_L1; sp < SIM_SP_COUNT; sp++) {
-        u.buf[sp] = c->buf[sp];
-        u.size[sp] = c->bufsize[sp];
-    }
-    u.nodata = 0;
-    u.access = NULL;
-    uint64_t x[32] = {0};
-    u.x = x;
-    npu_status st = NPU_OK;
-    for (uint32_t i = 0; i < c->ndq && !st; i++) {
-        sim_defer *e = &c->dq[i];
-        x[e->in.rd] = e->r[0];
-        x[e->in.rs1] = e->r[1];
-        x[e->in.rs2] = e->r[2];
-        x[e->in.rs3] = e->r[3];
-        x[e->in.rs4] = e->r[4];
-        u.vmask = &e->vm;
-        sim_work w;
-        npu_diag ud;
-        st = run_unit(&u, e->unit, &e->in, &w, &ud);
-        if (st) {
-            uint64_t now = c->cycle;
-            c->cycle = e->cycle;
-            st = sim_fault(s, core, e->pc, st, d, "%s", ud.msg);
-            c->cycle = now;
-        }
-    }
-    s->uctx.cube_variant1 = u.cube_variant1;
-    c->ndq = 0;
-    c->dq_rlo = c->dq_rhi = c->dq_wlo = c->dq_whi = 0;
-    s->ndefer--;
-    return st;
-}
-
-npu_status sim_defer_flush_all(npu_sim *s, npu_diag *d)
-{
-    npu_status st = NPU_OK;
-    for (int k = 0; k < s->ncores && s->ndefer; k++) {
-        npu_status e = sim_defer_flush(s, k, d);
-        if (e && !st)
-            st = e;
-    }
-    return st;
-}
-
-static int overlaps(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi)
-{
-    return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
-}
-
-/* Defer the data of the unit instruction core just checked (its GM ranges
- * are c->gmr), after computing any other core's batch it conflicts with. */
-static npu_status defer_push(npu_sim *s, int core, const isa_insn *in, uint64_t pc, int unit,
-                             npu_diag *d)
-{
-    sim_core *c = &s->cores[core];
-    npu_status st;
     uint64_t rlo = UINT64_MAX, rhi = 0, wlo = UINT64_MAX, whi = 0;
     for (uint32_t k = 0; k < c->ngmr; k++) {
         const sim_gm_range *g = &c->gmr[k];
@@ -241,55 +142,34 @@ static npu_status defer_push(npu_sim *s, int core, const isa_insn *in, uint64_t 
             rhi = NPU_MAX(rhi, e);
         }
     }
-    if (rhi == 0)
-        rlo = 0;
-    if (whi == 0)
-        wlo = 0;
+    b->rlo = rhi ? rlo : 0;
+    b->rhi = rhi;
+    b->wlo = whi ? wlo : 0;
+    b->whi = whi;
     if (c->gmr_oom) {
-        /* the ranges are incomplete: assume a conflict with everything */
-        rlo = wlo = 0;
-        rhi = whi = UINT64_MAX;
+        b->rlo = b->wlo = 0;
+        b->rhi = b->whi = UINT64_MAX;
     }
-    if ((rhi || whi) && s->ndefer > (c->ndq ? 1 : 0))
-        for (int k = 0; k < s->ncores; k++) {
-            const sim_core *o = &s->cores[k];
-            if (k == core || !o->ndq)
-                continue;
-            if (overlaps(wlo, whi, o->dq_rlo, o->dq_rhi) || overlaps(wlo, whi, o->dq_wlo, o->dq_whi) ||
-                overlaps(rlo, rhi, o->dq_wlo, o->dq_whi))
-                if ((st = sim_defer_flush(s, k, d)))
-                    return st;
-        }
-    if (c->ndq == c->capdq) {
-        uint32_t nc = c->capdq ? 2 * c->capdq : SIM_DEFER_BATCH;
-        sim_defer *n = npu_realloc(c->dq, (size_t)nc * sizeof *n);
-        if (!n)
-            return sim_fault(s, core, pc, NPU_ENOMEM, d, "out of host memory for deferred work");
-        c->dq = n;
-        c->capdq = nc;
+}
+
+/* Check the GM ranges a unit in nodata mode reported (timing mode, and
+ * perf mode's dispatch) as its data pass would touch them: NPU_OK, or the
+ * first failing range's error in gd. One lookup per direction when each
+ * bounding interval lies in one allocation (the usual case). */
+static npu_status gm_check(npu_sim *s, const sim_core *c, const sim_gm_bounds *b, npu_diag *gd)
+{
+    if (c->gmr_oom)
+        return NPU_OK;   /* (ranges unknown: the data pass checks, in perf mode) */
+    if ((!b->rhi || !sim_gm_check(&s->gm, &s->gm_hint, b->rlo, b->rhi - b->rlo, 0, gd)) &&
+        (!b->whi || !sim_gm_check(&s->gm, &s->gm_hint, b->wlo, b->whi - b->wlo, 1, gd)))
+        return NPU_OK;
+    for (uint32_t k = 0; k < c->ngmr; k++) {
+        const sim_gm_range *g = &c->gmr[k];
+        npu_status st = sim_gm_check(&s->gm, &s->gm_hint, g->addr, g->len, g->is_write, gd);
+        if (st)
+            return st;
     }
-    sim_defer *e = &c->dq[c->ndq];
-    e->in = *in;
-    e->pc = pc;
-    e->cycle = c->cycle;
-    e->r[0] = c->x[in->rd];
-    e->r[1] = c->x[in->rs1];
-    e->r[2] = c->x[in->rs2];
-    e->r[3] = c->x[in->rs3];
-    e->r[4] = c->x[in->rs4];
-    e->vm = c->vmask;
-    e->unit = unit;
-    if (c->ndq++ == 0)
-        s->ndefer++;
-    if (rhi) {
-        c->dq_rlo = c->dq_rhi ? NPU_MIN(c->dq_rlo, rlo) : rlo;
-        c->dq_rhi = NPU_MAX(c->dq_rhi, rhi);
-    }
-    if (whi) {
-        c->dq_wlo = c->dq_whi ? NPU_MIN(c->dq_wlo, wlo) : wlo;
-        c->dq_whi = NPU_MAX(c->dq_whi, whi);
-    }
-    return c->ndq >= SIM_DEFER_BATCH ? sim_defer_flush(s, core, d) : NPU_OK;
+    return NPU_OK;
 }
 
 /* The fault for a word that did not decode (or the sentinel past .text). */
@@ -624,7 +504,7 @@ exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
             }
             uint8_t tmp[8];
             npu_diag gd;
-            if (s->ndefer && (st = sim_defer_flush_all(s, d)))
+            if (sim_defer_pending(s) && (st = sim_defer_flush_all(s, d)))
                 goto fault;
             if (is_wr) {
                 st_le(tmp, RS2, sz);
@@ -815,13 +695,29 @@ exec_loop(npu_sim *s, const int core, uint64_t budget, sim_op *op, npu_diag *d)
             int u = sim_unit_of(in->op);
             /* (deferring, uctx is in nodata mode: check and account now,
              * compute later) */
-            st = run_unit(&s->uctx, u, in, &w, &ud);
+            st = sim_unit_run(&s->uctx, u, in, &w, &ud);
             if (st) {
                 st = sim_fault(s, core, pc, st, d, "%s", ud.msg);
                 goto fault;
             }
-            if (s->defer && (st = defer_push(s, core, in, pc, u, d)))
-                goto fault;
+            if (s->uctx.nodata && single) {
+                /* the GM ranges against the allocations, here (timing
+                 * mode computes nothing; perf mode computes later) */
+                sim_gm_bounds gb;
+                gm_bounds(c, &gb);
+                int bad = gm_check(s, c, &gb, &ud) != NPU_OK;
+                if (s->defer) {
+                    /* a bad range: compute what was dispatched, this move
+                     * included, now; it faults there with its data pass's
+                     * own report, leaving GM as computing at dispatch */
+                    if ((st = sim_defer_push(s, core, in, pc, u, &gb, d)) ||
+                        (bad && (st = sim_defer_flush_all(s, d))))
+                        goto fault;
+                } else if (bad) {
+                    st = sim_fault(s, core, pc, NPU_EFAULT, d, "%s", ud.msg);
+                    goto fault;
+                }
+            }
             if (single)
                 op->work = w;
             NEXT;

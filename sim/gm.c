@@ -99,7 +99,7 @@ const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len)
 #define SIM_GM_NEAR (1ull << 20)
 
 /* The message for an access that is not inside one allocation. */
-static npu_status bad_access(sim_gm *g, const char *what, uint64_t addr, uint64_t len,
+static npu_status bad_access(const sim_gm *g, const char *what, uint64_t addr, uint64_t len,
                              npu_diag *d)
 {
     char desc[160];
@@ -290,6 +290,30 @@ npu_status sim_gm_read(sim_gm *g, uint64_t addr, void *dst, uint64_t len, npu_di
     return NPU_OK;
 }
 
+static npu_status readonly_err(const sim_gm_alloc *a, uint64_t addr, uint64_t len, npu_diag *d)
+{
+    char desc[160];
+    alloc_desc(a, desc, sizeof desc);
+    return npu_errf(d, NPU_EFAULT, "GM write [0x%" PRIx64 ", +%" PRIu64 ") into read-only %s", addr,
+                    len, desc);
+}
+
+npu_status sim_gm_check(const sim_gm *g, size_t *hint, uint64_t addr, uint64_t len, int is_write,
+                        npu_diag *d)
+{
+    if (len == 0)
+        return NPU_OK;
+    const sim_gm_alloc *a = *hint < g->n && contains(&g->a[*hint], addr, len) ? &g->a[*hint] : NULL;
+    if (!a) {
+        long i = find_le(g, addr);
+        if (i < 0 || !contains(&g->a[i], addr, len))
+            return bad_access(g, is_write ? "write" : "read", addr, len, d);
+        *hint = (size_t)i;
+        a = &g->a[i];
+    }
+    return is_write && a->readonly ? readonly_err(a, addr, len, d) : NPU_OK;
+}
+
 static npu_status do_write(sim_gm *g, uint64_t addr, const void *src, uint64_t len, int init,
                            npu_diag *d)
 {
@@ -298,12 +322,8 @@ static npu_status do_write(sim_gm *g, uint64_t addr, const void *src, uint64_t l
     sim_gm_alloc *a = lookup(g, addr, len);
     if (!a)
         return bad_access(g, "write", addr, len, d);
-    if (a->readonly && !init) {
-        char desc[160];
-        alloc_desc(a, desc, sizeof desc);
-        return npu_errf(d, NPU_EFAULT, "GM write [0x%" PRIx64 ", +%" PRIu64 ") into read-only %s",
-                        addr, len, desc);
-    }
+    if (a->readonly && !init)
+        return readonly_err(a, addr, len, d);
     uint64_t off = addr - a->addr;
     const uint8_t *in = src;
     while (len) {

@@ -79,6 +79,14 @@ void npu_sim_clear_args(npu_sim *s);
  * run are readable until the next run or load. */
 npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d);
 
+/* Host threads a perf-mode run uses: $NPUSIM_THREADS, a positive integer
+ * (1: everything on the calling thread; 2 or more: unit data is computed
+ * on a second thread while the timing engine goes on, docs/timing.md), or
+ * "auto" / unset: 2 when the process may run on a second CPU, else 1.
+ * Returns -1 when the variable is malformed (runs then take "auto"; the
+ * commands refuse it). Results never depend on it. */
+int npu_host_threads(void);
+
 /* Copy an output (or any tensor argument) out of GM into out, which is
  * allocated (free with npy_free from frontend/npy.h). name or "arg<N>". */
 npu_status npu_sim_get_output(npu_sim *s, const char *name, struct npy_tensor *out,

@@ -93,6 +93,12 @@ npu_status sim_gm_read(sim_gm *g, uint64_t addr, void *dst, uint64_t len, npu_di
 npu_status sim_gm_write(sim_gm *g, uint64_t addr, const void *src, uint64_t len, npu_diag *d);
 npu_status sim_gm_write_init(sim_gm *g, uint64_t addr, const void *src, uint64_t len,
                              npu_diag *d);
+/* NPU_OK when a read (is_write 0) or a write of [addr, addr+len) would
+ * succeed, else the error sim_gm_read / sim_gm_write would give. Changes
+ * nothing in g, not even its lookup cache (the data worker may be using
+ * it): *hint is the caller's own (an allocation index, any value to start). */
+npu_status sim_gm_check(const sim_gm *g, size_t *hint, uint64_t addr, uint64_t len, int is_write,
+                        npu_diag *d);
 /* The allocation containing [addr, addr+len), or NULL. */
 const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len);
 /* Zero the whole allocation that starts at addr (frees its pages). */
@@ -274,6 +280,10 @@ struct npu_sim {
     int nodata;                     /* timing mode: units in nodata mode */
     int defer;                      /* perf mode: data work deferred per core (exec.c) */
     int ndefer;                     /* cores with deferred work */
+    uint64_t dseq;                  /* batches handed on in this run */
+    struct sim_dworker *dw;         /* the data worker thread, or NULL (defer.c) */
+    uint64_t dw_batches;            /* batches the worker computed in the last run */
+    size_t gm_hint;                 /* the engine's own GM lookup cache (sim_gm_check) */
     uint64_t max_insns;
     /* observers */
     sim_observer obs[SIM_MAX_OBSERVERS];
@@ -308,9 +318,33 @@ struct npu_sim {
  * returns NPU_OK with op->ended; sync_all returns NPU_OK with
  * op->is_sync_all and the core SIM_CORE_AT_BARRIER until sim_barrier_release. */
 npu_status sim_core_step(npu_sim *s, int core, sim_op *op, npu_diag *d);
-/* Perf mode's deferred data work (exec.c): compute core's, or every core's. */
+/* Run unit ('v', 'c' or 'd', sim_unit_of) on in, in u's mode. */
+npu_status sim_unit_run(sim_unit_ctx *u, int unit, const isa_insn *in, sim_work *w, npu_diag *d);
+
+/* ===================================================================== *
+ *  Perf mode's deferred data work (defer.c)
+ * ===================================================================== */
+
+/* The GM bytes one instruction reads and writes, as one bounding interval
+ * each ([lo, hi), hi 0: none). */
+typedef struct sim_gm_bounds { uint64_t rlo, rhi, wlo, whi; } sim_gm_bounds;
+
+/* Defer the data of the unit instruction core just checked (its GM ranges
+ * span b), after handing on any other core's batch it conflicts with. */
+npu_status sim_defer_push(npu_sim *s, int core, const isa_insn *in, uint64_t pc, int unit,
+                          const sim_gm_bounds *b, npu_diag *d);
+/* Hand on core's batch (computed at once without the worker). */
 npu_status sim_defer_flush(npu_sim *s, int core, npu_diag *d);
+/* Compute every core's batch and wait for all of it. */
 npu_status sim_defer_flush_all(npu_sim *s, npu_diag *d);
+/* 1 while some deferred data may still be uncomputed. */
+int sim_defer_pending(const npu_sim *s);
+/* Start of a perf run (after s->defer is set): start the worker if the
+ * host has a second CPU for it. */
+void sim_defer_begin(npu_sim *s);
+/* End of a run that stopped with st: compute the rest, stop the worker;
+ * the run's status (a worker failure ahead of the engine's own error). */
+npu_status sim_defer_end(npu_sim *s, npu_status st, npu_diag *d);
 
 /* Fast path for func mode: run core until it ends, reaches a barrier,
  * faults or has retired `budget` more instructions; no sim_op is filled and

@@ -1619,6 +1619,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
      * units called at dispatch then only check and account */
     s->defer = !o.nodata && s->nobs == 0;
     s->uctx.nodata = o.nodata || s->defer;
+    sim_defer_begin(s);
 
     npu_status st = tm_init(&T);
     for (int c = 0; !st && c < T.ncores; c++)
@@ -1686,14 +1687,8 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
      * normally: the failed allocation still fails it */
     if (!st && mem_lost(&T))
         st = mem_lost_err(&T, d);
-    if (s->ndefer) {
-        /* the data of what was dispatched (also after an error: the state
-         * a failed run leaves is that of computing at dispatch) */
-        npu_diag fd;
-        npu_status fs = sim_defer_flush_all(s, st ? &fd : d);
-        if (!st)
-            st = fs;
-    }
+    /* the data of what was dispatched, then the worker stops */
+    st = sim_defer_end(s, st, d);
     s->defer = 0;
     s->uctx.nodata = s->nodata;
     for (int c = 0; c < T.ncores && stats->core; c++) {

@@ -1,6 +1,7 @@
 /* main.c — the npusim command: a table of subcommands (commands.def) and a
  * dispatcher. Every command body lives in its own part. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/asm.h"
@@ -78,6 +79,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const cmd *c = find(a);
+    if (npu_host_threads() < 0) {
+        fprintf(stderr, "npusim: NPUSIM_THREADS='%s': expected a positive integer or 'auto'\n",
+                getenv("NPUSIM_THREADS"));
+        return 2;
+    }
     if (!c) {
         fprintf(stderr, "npusim: unknown command '%s' (see npusim --help)\n", a);
         return 2;

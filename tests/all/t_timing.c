@@ -6,6 +6,7 @@
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/all/tm_harness.h"   /* config.h before isa.h: the dtype enum */
@@ -689,7 +690,7 @@ END_TEST
  * slots. Nothing orders the cores, so what each load sees depends on the
  * order the instructions were dispatched in. */
 #define RACE_BYTES 2240   /* 8 slots of 256 B, then 24 cores' 8-byte sums */
-static void race_src(char *src, size_t n)
+static void race_src_opt(char *src, size_t n, int scalar)
 {
     snprintf(src, n,
              "_start:\n mfsr s0, coreid\n la a1, buf\n li s1, 0\n li64 a3, %" PRIu64 "\n"
@@ -700,11 +701,18 @@ static void race_src(char *src, size_t n)
              " li t1, 5\n mul t1, s0, t1\n li t2, 3\n mul t2, s1, t2\n add t1, t1, t2\n"
              " addi t1, t1, 1\n andi t1, t1, 7\n slli t1, t1, 8\n add t1, a1, t1\n"
              " mov.ub2gm t1, a6, a3, a7\n set_flag MTE3, MTE2, 0\n wait_flag MTE3, MTE2, 0\n"
-             " andi t3, s1, 3\n bnez t3, skip\n ldg t4, 0(a1)\n add a2, a2, t4\n addi t4, t4, 1\n sdg t4, 0(a1)\n"
+             " andi t3, s1, 3\n bnez t3, skip\n%s"
              "skip:\n addi s1, s1, 1\n li t5, 24\n blt s1, t5, loop\n"
              " slli t6, s0, 3\n add t6, a1, t6\n sdg a2, 2048(t6)\n halt\n"
              ".bss\n.balign 512\nbuf:\n .space %d\n",
-             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1), RACE_BYTES);
+             (uint64_t)ISA_DMA_CFG(1, 256), vcfg(1),
+             scalar ? " ldg t4, 0(a1)\n add a2, a2, t4\n addi t4, t4, 1\n sdg t4, 0(a1)\n" : "",
+             RACE_BYTES);
+}
+
+static void race_src(char *src, size_t n)
+{
+    race_src_opt(src, n, 1);
 }
 
 static void race_watch(void *u, const sim_access_ev *ev)
@@ -780,6 +788,96 @@ START_TEST(t_deferred_data_exact)
 }
 END_TEST
 
+/* race_src_opt on 24 cores in perf mode with $NPUSIM_THREADS = threads:
+ * GM bytes into out, cycles, every core's statistics into st (freed by
+ * the caller), the batches the data worker computed into *batches. */
+static uint64_t race_threads(const cfg_machine *m, int scalar, const char *threads, uint8_t *out,
+                             sim_timing_stats *st, uint64_t *batches)
+{
+    char src[2048];
+    race_src_opt(src, sizeof src, scalar);
+    npu_sim *s = tmh_load(m, src, 24);
+    npu_diag d = {0};
+    setenv("NPUSIM_THREADS", threads, 1);
+    ck_assert_int_eq(sim_cores_reset(s, &d), NPU_OK);
+    sim_timing_opts to = {0, 0, NULL};
+    ck_assert_int_eq(sim_timing_run(s, &to, st, &d), NPU_OK);
+    unsetenv("NPUSIM_THREADS");
+    *batches = s->dw_batches;
+    ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), out, RACE_BYTES, &d), NPU_OK);
+    uint64_t cyc = st->cycles;
+    npu_sim_free(s);
+    return cyc;
+}
+
+START_TEST(t_data_worker_exact)
+{
+    /* perf mode's data worker (sim/defer.c) computes the batches on a
+     * second host thread: on racy traffic, with and without scalar GM
+     * accesses among it, GM, cycles and every statistic are those of
+     * computing them on the engine's thread, and the worker did compute */
+    cfg_machine m;
+    cfg_default(&m);
+    for (int scalar = 0; scalar < 2; scalar++) {
+        static uint8_t a[RACE_BYTES], b[RACE_BYTES];
+        sim_timing_stats sa, sb;
+        uint64_t na, nb;
+        uint64_t ca = race_threads(&m, scalar, "1", a, &sa, &na);
+        uint64_t cb = race_threads(&m, scalar, "2", b, &sb, &nb);
+        ck_assert_uint_eq(ca, cb);
+        ck_assert(memcmp(a, b, sizeof a) == 0);
+        ck_assert_int_eq(sa.ncores, sb.ncores);
+        for (int c = 0; c < sa.ncores; c++)
+            ck_assert(memcmp(&sa.core[c], &sb.core[c], sizeof sa.core[c]) == 0);
+        ck_assert_uint_eq(sa.events, sb.events);
+        ck_assert_uint_eq(na, 0);
+        ck_assert_uint_gt(nb, 0);
+        sim_timing_stats_free(&sa);
+        sim_timing_stats_free(&sb);
+    }
+}
+END_TEST
+
+START_TEST(t_gm_fault_at_dispatch)
+{
+    /* a data move outside GM's allocations is a fault at its dispatch in
+     * timing mode too (which computes nothing), and in perf mode, with or
+     * without the data worker, the same report and the same GM: core 0
+     * stores to GM first, core 1's move then reads past the buffer */
+    char src[1024];
+    snprintf(src, sizeof src,
+             "_start:\n mfsr s0, coreid\n la a1, buf\n li64 a3, %" PRIu64 "\n li a6, 0\n li a7, 0\n"
+             " bnez s0, one\n li t0, 7\n sdg t0, 0(a1)\n mov.gm2ub a6, a1, a3, a7\n"
+             " set_flag MTE2, MTE3, 0\n wait_flag MTE2, MTE3, 0\n mov.ub2gm a1, a6, a3, a7\n halt\n"
+             "one:\n li t0, 100\nspin:\n addi t0, t0, -1\n bnez t0, spin\n"
+             " addi a1, a1, 256\n mov.gm2ub a6, a1, a3, a7\n halt\n"
+             ".bss\n.balign 512\nbuf:\n .space 256\n",
+             (uint64_t)ISA_DMA_CFG(1, 256));
+    cfg_machine m;
+    cfg_default(&m);
+    char msg[3][sizeof(((npu_diag *)0)->msg)];
+    uint64_t word[3];
+    static const char *const thr[3] = { "1", "1", "2" };
+    for (int i = 0; i < 3; i++) {
+        npu_sim *s = tmh_load(&m, src, 2);
+        npu_diag d = {0};
+        setenv("NPUSIM_THREADS", thr[i], 1);
+        npu_status st = npu_sim_run(s, &(npu_run_opts){ i ? NPU_MODE_PERF : NPU_MODE_TIMING, 0, 0 }, &d);
+        unsetenv("NPUSIM_THREADS");
+        ck_assert_int_eq(st, NPU_EFAULT);
+        ck_assert_msg(strstr(d.msg, "fault on core 1 at pc") && strstr(d.msg, "mov.gm2ub") &&
+                          strstr(d.msg, "GM read [") && strstr(d.msg, "past the end of"),
+                      "%s", d.msg);
+        snprintf(msg[i], sizeof msg[i], "%s", d.msg);
+        ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), &word[i], 8, &d), NPU_OK);
+        npu_sim_free(s);
+    }
+    ck_assert_str_eq(msg[1], msg[2]);
+    ck_assert_uint_eq(word[1], 7);
+    ck_assert_uint_eq(word[2], 7);
+}
+END_TEST
+
 START_TEST(t_observer)
 {
     /* the observer sees every instruction's dispatch and, for pipes, its
@@ -845,6 +943,8 @@ Suite *timing_suite(void)
     tcase_add_test(tc, t_scalar_gm_backpressure);
     tcase_add_test(tc, t_idle_ticks_invisible);
     tcase_add_test(tc, t_deferred_data_exact);
+    tcase_add_test(tc, t_data_worker_exact);
+    tcase_add_test(tc, t_gm_fault_at_dispatch);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -133,6 +133,13 @@ while IFS= read -r l; do
     if [ -n "$why" ]; then nfail=$((nfail + 1)); echo "FAIL: npusim $l: $why"; sed -n '1,3s/^/   | /p' "$tmp/err"; fi
     rm -f "$tmp/x.npt" "$tmp/o.elf" "$tmp/r.csv" "$tmp/v.npy" "$tmp/m.npy"; rm -rf "$tmp/d"
 done < "$M/cli.txt"
+# a malformed NPUSIM_THREADS is refused like a bad flag
+for v in 0 two -1 2x; do
+    nrun=$((nrun + 1))
+    NPUSIM_THREADS=$v timeout "$TO" "$NPUSIM" run "$tmp/a.npy" > /dev/null 2> "$tmp/err"; rc=$?
+    grep -q "NPUSIM_THREADS='$v'" "$tmp/err" && [ $rc -eq 2 ] ||
+        { nfail=$((nfail + 1)); echo "FAIL: NPUSIM_THREADS=$v: exit $rc: $(head -n 1 "$tmp/err")"; }
+done
 [ $ncli -ge 40 ] || { echo "FAIL: only $ncli bad command lines"; nfail=$((nfail + 1)); }
 
 [ $nfiles -ge 200 ] || { echo "FAIL: only $nfiles corpus files (want >= 200)"; nfail=$((nfail + 1)); }
