@@ -54,7 +54,6 @@
  *
  * NPUSIM_THREADS=1 in the environment keeps everything on one thread
  * (npu_host_threads). */
-#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -89,10 +88,10 @@ struct sim_dworker {
     pthread_cond_t work;    /* to the worker: a job, or stop */
     pthread_cond_t done;    /* to the engine: a job finished */
     dw_job *ring;           /* jobs in hand-over order; the head stays until computed */
-    uint32_t cap, head, n;
+    uint32_t cap, head, n;  /* cap: also the most batch buffers (each job holds one) */
     int stop;
     sim_defer **freeb;      /* batch buffers not held by a core or a job */
-    uint32_t nfree, nbuf, maxbuf;
+    uint32_t nfree, nbuf;
     int failed;             /* written under mu; read by the engine with an atomic load */
     npu_status est;         /* the first failure: */
     int ecore;
@@ -108,9 +107,8 @@ int npu_host_threads(void)
 {
     const char *v = getenv("NPUSIM_THREADS");
     if (v && *v && strcmp(v, "auto") != 0) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        return *end || n < 1 || n > 1024 ? -1 : (int)n;
+        uint64_t n;
+        return npu_parse_u64(v, &n) || n < 1 || n > 1024 ? -1 : (int)n;
     }
     cpu_set_t cs;
     if (sched_getaffinity(0, sizeof cs, &cs) == 0)
@@ -253,7 +251,7 @@ static int dw_handoff(npu_sim *s, int core)
     sim_core *c = &s->cores[core];
     sim_defer *nb = NULL;
     pthread_mutex_lock(&w->mu);
-    while (!w->nfree && w->nbuf >= w->maxbuf)
+    while (!w->nfree && w->nbuf >= w->cap)
         pthread_cond_wait(&w->done, &w->mu);
     if (w->nfree)
         nb = w->freeb[--w->nfree];
@@ -295,9 +293,9 @@ void sim_defer_begin(npu_sim *s)
     sim_dworker *w = npu_calloc(1, sizeof *w);
     if (!w)
         return;
-    w->maxbuf = w->cap = (uint32_t)(2 * s->ncores + 8);
+    w->cap = (uint32_t)(2 * s->ncores + 8);
     w->ring = npu_calloc(w->cap, sizeof *w->ring);
-    w->freeb = npu_calloc(w->maxbuf, sizeof *w->freeb);
+    w->freeb = npu_calloc(w->cap, sizeof *w->freeb);
     w->cube_variant1 = s->uctx.cube_variant1;
     if (!w->ring || !w->freeb)
         goto fail;

@@ -77,16 +77,23 @@ static int contains(const sim_gm_alloc *a, uint64_t addr, uint64_t len)
     return addr >= a->addr && len <= a->size && addr - a->addr <= a->size - len;
 }
 
-static sim_gm_alloc *lookup(sim_gm *g, uint64_t addr, uint64_t len)
+/* The allocation containing [addr, addr+len), or NULL; *hint is a lookup
+ * cache (an allocation index), tried first and updated on a hit. */
+static sim_gm_alloc *lookup_hint(const sim_gm *g, size_t *hint, uint64_t addr, uint64_t len)
 {
-    if (g->last < g->n && contains(&g->a[g->last], addr, len))
-        return &g->a[g->last];
+    if (*hint < g->n && contains(&g->a[*hint], addr, len))
+        return &g->a[*hint];
     long i = find_le(g, addr);
     if (i >= 0 && contains(&g->a[i], addr, len)) {
-        g->last = (size_t)i;
+        *hint = (size_t)i;
         return &g->a[i];
     }
     return NULL;
+}
+
+static sim_gm_alloc *lookup(sim_gm *g, uint64_t addr, uint64_t len)
+{
+    return lookup_hint(g, &g->last, addr, len);
 }
 
 const sim_gm_alloc *sim_gm_find(sim_gm *g, uint64_t addr, uint64_t len)
@@ -303,14 +310,9 @@ npu_status sim_gm_check(const sim_gm *g, size_t *hint, uint64_t addr, uint64_t l
 {
     if (len == 0)
         return NPU_OK;
-    const sim_gm_alloc *a = *hint < g->n && contains(&g->a[*hint], addr, len) ? &g->a[*hint] : NULL;
-    if (!a) {
-        long i = find_le(g, addr);
-        if (i < 0 || !contains(&g->a[i], addr, len))
-            return bad_access(g, is_write ? "write" : "read", addr, len, d);
-        *hint = (size_t)i;
-        a = &g->a[i];
-    }
+    const sim_gm_alloc *a = lookup_hint(g, hint, addr, len);
+    if (!a)
+        return bad_access(g, is_write ? "write" : "read", addr, len, d);
     return is_write && a->readonly ? readonly_err(a, addr, len, d) : NPU_OK;
 }
 

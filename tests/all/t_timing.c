@@ -721,23 +721,43 @@ static void race_watch(void *u, const sim_access_ev *ev)
     (void)ev;
 }
 
-/* Run race_src on 24 cores in perf mode; with watch, an observer that sees
- * every access (which turns the deferred data work off). Returns the
- * slots' and sums' bytes in out[RACE_BYTES] and the cycles. */
-static uint64_t race_run(const cfg_machine *m, int watch, uint8_t *out)
+/* Run race_src_opt on 24 cores in perf mode with $NPUSIM_THREADS =
+ * threads; with watch, an observer that sees every access (which turns
+ * the deferred data work off). Returns the cycles; the slots' and sums'
+ * bytes go to out[RACE_BYTES], every core's statistics to *st (NULL:
+ * freed here), the batches the data worker computed to *batches (or NULL). */
+static uint64_t race_exec(const cfg_machine *m, int scalar, int watch, const char *threads, uint8_t *out,
+                          sim_timing_stats *st, uint64_t *batches)
 {
     char src[2048];
-    race_src(src, sizeof src);
+    race_src_opt(src, sizeof src, scalar);
     npu_sim *s = tmh_load(m, src, 24);
     npu_diag d = {0};
     if (watch) {
         sim_observer o = { NULL, race_watch, NULL };
         ck_assert_int_eq(sim_add_observer(s, &o, &d), NPU_OK);
     }
-    uint64_t cyc = tmh_cycles(s);
+    sim_timing_stats own;
+    if (!st)
+        st = &own;
+    setenv("NPUSIM_THREADS", threads, 1);
+    ck_assert_int_eq(sim_cores_reset(s, &d), NPU_OK);
+    sim_timing_opts to = {0, 0, NULL};
+    ck_assert_int_eq(sim_timing_run(s, &to, st, &d), NPU_OK);
+    unsetenv("NPUSIM_THREADS");
+    if (batches)
+        *batches = s->dw_batches;
     ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), out, RACE_BYTES, &d), NPU_OK);
+    uint64_t cyc = st->cycles;
+    if (st == &own)
+        sim_timing_stats_free(&own);
     npu_sim_free(s);
     return cyc;
+}
+
+static uint64_t race_run(const cfg_machine *m, int watch, uint8_t *out)
+{
+    return race_exec(m, 1, watch, "auto", out, NULL, NULL);
 }
 
 START_TEST(t_deferred_data_exact)
@@ -788,28 +808,6 @@ START_TEST(t_deferred_data_exact)
 }
 END_TEST
 
-/* race_src_opt on 24 cores in perf mode with $NPUSIM_THREADS = threads:
- * GM bytes into out, cycles, every core's statistics into st (freed by
- * the caller), the batches the data worker computed into *batches. */
-static uint64_t race_threads(const cfg_machine *m, int scalar, const char *threads, uint8_t *out,
-                             sim_timing_stats *st, uint64_t *batches)
-{
-    char src[2048];
-    race_src_opt(src, sizeof src, scalar);
-    npu_sim *s = tmh_load(m, src, 24);
-    npu_diag d = {0};
-    setenv("NPUSIM_THREADS", threads, 1);
-    ck_assert_int_eq(sim_cores_reset(s, &d), NPU_OK);
-    sim_timing_opts to = {0, 0, NULL};
-    ck_assert_int_eq(sim_timing_run(s, &to, st, &d), NPU_OK);
-    unsetenv("NPUSIM_THREADS");
-    *batches = s->dw_batches;
-    ck_assert_int_eq(npu_sim_read_gm(s, npu_sim_reg(s, 0, 11), out, RACE_BYTES, &d), NPU_OK);
-    uint64_t cyc = st->cycles;
-    npu_sim_free(s);
-    return cyc;
-}
-
 START_TEST(t_data_worker_exact)
 {
     /* perf mode's data worker (sim/defer.c) computes the batches on a
@@ -822,8 +820,8 @@ START_TEST(t_data_worker_exact)
         static uint8_t a[RACE_BYTES], b[RACE_BYTES];
         sim_timing_stats sa, sb;
         uint64_t na, nb;
-        uint64_t ca = race_threads(&m, scalar, "1", a, &sa, &na);
-        uint64_t cb = race_threads(&m, scalar, "2", b, &sb, &nb);
+        uint64_t ca = race_exec(&m, scalar, 0, "1", a, &sa, &na);
+        uint64_t cb = race_exec(&m, scalar, 0, "2", b, &sb, &nb);
         ck_assert_uint_eq(ca, cb);
         ck_assert(memcmp(a, b, sizeof a) == 0);
         ck_assert_int_eq(sa.ncores, sb.ncores);
