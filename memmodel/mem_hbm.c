@@ -103,6 +103,10 @@ typedef struct hchan {
     uint64_t shr[4][4];     /* shared_ready of PC p for dq_kinds[k], kept by issue() */
     uint64_t ltk[4][64];    /* bank / bank-group part of the ready cycle of bank b's dq_kinds[k] candidate (valid where cmask has b) */
     uint64_t qpres[2];      /* bit b: the read (0) / write (1) queue holds a request to bank b */
+    /* queues of at most 64 entries (h->qrun): bit i of the read (0) / write
+     * (1) queue's mask is set where entry i starts a run of entries to one
+     * bank and row (a line's atoms arrive as one such run) */
+    uint64_t qhead[2];
     uint16_t *qcnt[2];      /* per bank: requests in the read / write queue */
     int qnb[2];             /* banks with requests in the read / write queue (popcount of
                              * qpres where nbank <= 64, but kept: without -mpopcnt that is a
@@ -130,6 +134,7 @@ struct mem_hbm {
     mem_config cfg;
     mem_map map;
     int nch, npc, ngpc, nbpc, nbank, nbg;   /* per channel: pcs, bgs per pc, banks per pc, banks, bgs */
+    int qrun;                                /* both request queues hold at most 64: hchan.qhead is kept */
     int bc;                                  /* burst cycles */
     int a1;                                  /* act_cycles - 1 */
     int rd_lat;                              /* RD issue to last data beat */
@@ -452,10 +457,24 @@ void rw_remove(mem_hbm *h, hchan *ch, int w, int pos)
         for (int i = pos; i > 0; i--) { q[i] = q[i - 1]; b[i] = b[i - 1]; rw[i] = rw[i - 1]; }
         if (w) { ch->wq = q + 1; ch->wqb = b + 1; ch->wqr = rw + 1; }
         else { ch->rq = q + 1; ch->rqb = b + 1; ch->rqr = rw + 1; }
+        b++; rw++;
     } else {
         for (int i = pos; i < *n - 1; i++) { q[i] = q[i + 1]; b[i] = b[i + 1]; rw[i] = rw[i + 1]; }
     }
     (*n)--;
+    if (h->qrun) {
+        /* either way entry pos left and the ones after it moved down one:
+         * so do their run-start bits; the entry now at pos starts a run
+         * unless it continues the one before it */
+        uint64_t m = ch->qhead[w], lo = ((uint64_t)1 << pos) - 1;
+        m = (m & lo) | ((m >> 1) & ~lo);
+        if (pos < *n) {
+            uint64_t bit = (uint64_t)1 << pos;
+            if (pos == 0 || b[pos - 1] != b[pos] || rw[pos - 1] != rw[pos]) m |= bit;
+            else m &= ~bit;
+        }
+        ch->qhead[w] = m;
+    }
 }
 
 /* ---- decode ------------------------------------------------------------------ */
@@ -568,6 +587,7 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
     h->ngpc = t->sids * t->bankgroups;
     h->nbpc = h->ngpc * t->banks;
     h->nbank = h->npc * h->nbpc;
+    h->qrun = c->ctrl.read_queue <= 64 && c->ctrl.write_queue <= 64;
     h->nbg = h->npc * h->ngpc;
     h->bc = t->burst_length / 2;
     h->a1 = t->act_cycles - 1;
@@ -1065,10 +1085,31 @@ static int pre_ok(mem_hbm *h, hchan *ch, const hreq *r, const int32_t *q, int nq
  * channels scan every entry. */
 static inline __attribute__((always_inline))
 void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, const uint16_t *qbk, const uint32_t *qrw, int nq,
-               uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
+               uint64_t heads, uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
                int *raq, const int skip)
 {
     uint64_t seen_hit = 0, seen_miss = 0;   /* banks whose oldest hit / miss was seen */
+    if (skip && h->qrun) {
+        /* the same skip, visiting run starts only: an entry that continues
+         * a run (same bank and row as the one before it) is classified as
+         * that one was, so it is always one of the skipped */
+        for (uint64_t m = heads; m && (*cpick < 0 || *rpick < 0); m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            int bn = qbk[i];
+            uint64_t bit = (uint64_t)1 << bn;
+            uint64_t hm = -(uint64_t)(ch->orow[bn] == (int32_t)qrw[i]);
+            uint64_t hb = bit & hm, mb = bit & ~hm;
+            uint64_t dup = (seen_hit & hb) | (seen_miss & mb);
+            seen_hit |= hb;
+            seen_miss |= mb;
+            if (dup) continue;
+            hreq *r = &h->pool[q[i]];
+            if (!fr_eval(h, ch, r, t, wake, 0)) continue;
+            if (mem_cmd_is_col(r->need)) { if (*cpick < 0) { *cpick = q[i]; *cpos = i; *caq = 0; } }
+            else if (*rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, nq))) { *rpick = q[i]; *rpos = i; *raq = 0; }
+        }
+        return;
+    }
     for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
         if (skip) {
             /* masks, not a branch on hit-or-miss: that is a coin toss to the
@@ -1118,9 +1159,9 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
          * in a GEMM's tile loads): at three entries a bank or more; with
          * fewer (random traffic) its test costs more than it saves */
         if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode])
-            fr_scan_q(h, ch, q, qbk, qrw, *nq, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
+            fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
         else
-            fr_scan_q(h, ch, q, qbk, qrw, *nq, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
+            fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
     }
 
     /* column slot */
@@ -1719,8 +1760,14 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
         if (w) { ch->wq = q; ch->wqb = ch->qbbuf[w]; ch->wqr = ch->qrbuf[w]; }
         else { ch->rq = q; ch->rqb = ch->qbbuf[w]; ch->rqr = ch->qrbuf[w]; }
     }
-    (w ? ch->wqb : ch->rqb)[*n] = r->bank;
-    (w ? ch->wqr : ch->rqr)[*n] = r->row;
+    {
+        uint16_t *qb = w ? ch->wqb : ch->rqb;
+        uint32_t *qr = w ? ch->wqr : ch->rqr;
+        qb[*n] = r->bank;
+        qr[*n] = r->row;
+        if (h->qrun && (*n == 0 || qb[*n - 1] != r->bank || qr[*n - 1] != r->row))
+            ch->qhead[w] |= (uint64_t)1 << *n;
+    }
     h->nlive++;
     if (is_write) h->nwq_all++;
     if (ch->qcnt[r->is_write][r->bank]++ == 0) {

@@ -94,6 +94,11 @@ struct mem_sys {
     size_t ncal;
     uint64_t seq, stamp;
     outq *out; size_t nout, capout, outh;     /* FIFO of atoms waiting for an HBM queue */
+    /* the head atom was refused (its HBM queue is full) and no HBM queue has
+     * lost an entry since (the HBM's accept epoch is still out_pops): it
+     * would be refused again */
+    int out_blocked;
+    uint64_t out_pops;
     uint64_t now;              /* core cycle being processed */
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
     void (*done)(void *, uint64_t, uint64_t);
@@ -319,12 +324,20 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
 static void drain_out(mem_sys *s, int advancing)
 {
     if (!s->nout) return;    /* (called after every event: no clock conversion then) */
+    if (s->out_blocked) {
+        if (mem_hbm_accept_epoch(s->hbm) == s->out_pops) return;
+        s->out_blocked = 0;
+    }
     uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
         int ok = mem_hbm_offer(s->hbm, e->addr, e->is_write, e->tag, dc, NULL);
         if (ok < 0) { s->oom = 1; break; }
-        if (!ok) break;
+        if (!ok) {
+            s->out_blocked = 1;
+            s->out_pops = mem_hbm_accept_epoch(s->hbm);
+            break;
+        }
         s->outh = (s->outh + 1) & (s->capout - 1);
         if (--s->nout == 0 && advancing && !s->cfg.l2.enabled) s->accepts++;
     }
