@@ -277,6 +277,13 @@ uint64_t mem_sys_accept_epoch(const mem_sys *s);
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r);
 void     mem_sys_set_callback(mem_sys *s, void (*done)(void *user, uint64_t tag,
                               uint64_t core_cycle), void *user);
+/* Early answers (off by default): an L2 slice hands its answer to the
+ * callback as soon as it is decided (at the tag lookup, or when a fill
+ * lands), with the answer's cycle, which may then be after the cycle the
+ * model has advanced to; without them the callback comes at that cycle.
+ * The times are the same either way: it saves the model an event per
+ * request, for a caller that only needs to know when the answer will be. */
+void     mem_sys_set_early_answers(mem_sys *s, int on);
 void     mem_sys_advance_to(mem_sys *s, uint64_t core_cycle);
 uint64_t mem_sys_next_event(const mem_sys *s);
 /* NPU_ENOMEM once an allocation inside the L2 or HBM model failed during

@@ -103,6 +103,7 @@ struct mem_sys {
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
     void (*done)(void *, uint64_t, uint64_t);
     void *user;
+    int early;                 /* mem_sys_set_early_answers */
     int oom;
     mem_chan_stats *chan_copy;
     mem_l2_stats *slice_copy;
@@ -407,10 +408,12 @@ static void answer(mem_sys *s, int si, int32_t ri, uint64_t t)
     sreq *r = &s->rq[ri];
     slice *sl = &s->sl[si];
     mem_hist_add_i(&sl->st.lat, t - r->issue);
-    push_ev(s, t, EV_ANSWER, -1, r->tag);
+    uint64_t tag = r->tag;
     sl->nwait--;
     s->accepts++;
     s->rq_free[s->nrq_free++] = ri;
+    if (!s->early) push_ev(s, t, EV_ANSWER, -1, tag);
+    else if (s->done) s->done(s->user, tag, t);
 }
 
 static void start_miss(mem_sys *s, int si, int32_t ri, uint64_t t);
@@ -613,6 +616,8 @@ void mem_sys_set_callback(mem_sys *s, void (*done)(void *, uint64_t, uint64_t), 
     s->done = done;
     s->user = user;
 }
+
+void mem_sys_set_early_answers(mem_sys *s, int on) { s->early = on != 0; }
 
 mem_hbm *mem_sys_hbm(mem_sys *s) { return s->hbm; }
 

@@ -55,7 +55,7 @@ void sim_timing_stats_free(sim_timing_stats *st)
  *  Events
  * ===================================================================== */
 
-enum { EV_SCALAR, EV_PIPE, EV_DONE, EV_GMSUB, EV_RELEASE };
+enum { EV_SCALAR, EV_PIPE, EV_DONE, EV_GMSUB, EV_RELEASE, EV_SANSWER };
 
 typedef struct tm_ev {
     uint64_t t, seq;
@@ -971,6 +971,33 @@ static npu_status pipe_done(tm *T, int c, int p, uint64_t t)
  *  Memory completions
  * ===================================================================== */
 
+/* An answer to the scalar unit of core c at cycle (its own event when it
+ * came early: the unit's state at that cycle decides what it does). */
+static npu_status scalar_answer(tm *T, int c, uint64_t cycle)
+{
+    tm_core *k = &T->core[c];
+    npu_status st = NPU_OK;
+    {
+        if (k->gm_out)
+            k->gm_out--;
+        if (cycle > k->gm_last)
+            k->gm_last = cycle;
+        if (!k->gm_out && k->state == S_GMLOAD) {
+            stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since,
+                  k->gm_last);
+            k->state = S_RUN;
+            k->s_ready = k->gm_last + T->m->scalar.issue_cycles;
+            st = wake_scalar(T, c, k->s_ready);
+        }
+    }
+    return st;
+}
+
+/* The memory system's answer to a request (tag: core, pipe, posted bit)
+ * at cycle. It may come before that cycle (mem_sys_set_early_answers): a
+ * data move only takes the latest answer cycle and counts what is still
+ * out, which is the same whenever it is told; the scalar unit gets its
+ * answer as an event at the cycle. */
 static void mem_done(void *user, uint64_t tag, uint64_t cycle)
 {
     tm *T = user;
@@ -983,17 +1010,7 @@ static void mem_done(void *user, uint64_t tag, uint64_t cycle)
     tm_core *k = &T->core[c];
     npu_status st = NPU_OK;
     if (p == ISA_PIPE_S) {
-        if (k->gm_out)
-            k->gm_out--;
-        if (cycle > k->gm_last)
-            k->gm_last = cycle;
-        if (!k->gm_out && k->state == S_GMLOAD) {
-            stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since,
-                  k->gm_last);
-            k->state = S_RUN;
-            k->s_ready = k->gm_last + T->m->scalar.issue_cycles;
-            st = wake_scalar(T, c, k->s_ready);
-        }
+        st = cycle > T->now ? push_ev(T, cycle, EV_SANSWER, c, 0, 0) : scalar_answer(T, c, cycle);
     } else {
         tm_pipe *pp = &k->pipe[p];
         if (pp->gm.outstanding)
@@ -1472,6 +1489,7 @@ static npu_status mem_open(tm *T)
         if (!ms)
             return T->d && T->d->status ? T->d->status : oom(T);
         mem_sys_set_callback(ms, mem_done, T);
+        mem_sys_set_early_answers(ms, 1);
         T->mem.impl = ms;
         if (T->obs && T->obs->on_hbm_cmd)
             mem_sys_set_cmd_observer(ms, hbm_cmd_fwd, T);
@@ -1592,6 +1610,8 @@ static npu_status handle(tm *T, const tm_ev *e)
         return gm_pump(T, e->core, e->pipe, e->t);
     case EV_RELEASE:
         return release_barrier(T, e->t);
+    case EV_SANSWER:
+        return scalar_answer(T, e->core, e->t);
     }
     return NPU_OK;
 }
