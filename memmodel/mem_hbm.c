@@ -1082,35 +1082,25 @@ static int pre_ok(mem_hbm *h, hchan *ch, const hreq *r, const int32_t *q, int nq
  * and the engine's refused requests wait for the accept epoch. (Before
  * those two, this skip had changed a 4096^3 GEMM's cycles, 1 967 933 ->
  * 1 960 227, and was removed.) Banks are bits of a 64-bit mask: wider
- * channels scan every entry. */
+ * channels scan every entry. skip: 0 none, 1 the skip, 2 the skip over
+ * the run starts in heads only (queues of at most 64, hchan.qhead). */
 static inline __attribute__((always_inline))
 void fr_scan_q(mem_hbm *h, hchan *ch, const int32_t *q, const uint16_t *qbk, const uint32_t *qrw, int nq,
                uint64_t heads, uint64_t t, uint64_t *wake, int32_t *cpick, int *cpos, int *caq, int32_t *rpick, int *rpos,
                int *raq, const int skip)
 {
     uint64_t seen_hit = 0, seen_miss = 0;   /* banks whose oldest hit / miss was seen */
-    if (skip && h->qrun) {
-        /* the same skip, visiting run starts only: an entry that continues
-         * a run (same bank and row as the one before it) is classified as
-         * that one was, so it is always one of the skipped */
-        for (uint64_t m = heads; m && (*cpick < 0 || *rpick < 0); m &= m - 1) {
-            int i = __builtin_ctzll(m);
-            int bn = qbk[i];
-            uint64_t bit = (uint64_t)1 << bn;
-            uint64_t hm = -(uint64_t)(ch->orow[bn] == (int32_t)qrw[i]);
-            uint64_t hb = bit & hm, mb = bit & ~hm;
-            uint64_t dup = (seen_hit & hb) | (seen_miss & mb);
-            seen_hit |= hb;
-            seen_miss |= mb;
-            if (dup) continue;
-            hreq *r = &h->pool[q[i]];
-            if (!fr_eval(h, ch, r, t, wake, 0)) continue;
-            if (mem_cmd_is_col(r->need)) { if (*cpick < 0) { *cpick = q[i]; *cpos = i; *caq = 0; } }
-            else if (*rpick < 0 && (r->need != MC_PRE || pre_ok(h, ch, r, q, nq))) { *rpick = q[i]; *rpos = i; *raq = 0; }
+    /* skip 2 visits run starts only (heads, h->qrun): an entry that
+     * continues a run (same bank and row as the one before it) is
+     * classified as that one was, so it would always be skipped */
+    for (int i = -1; *cpick < 0 || *rpick < 0;) {
+        if (skip == 2) {
+            if (!heads) break;
+            i = __builtin_ctzll(heads);
+            heads &= heads - 1;
+        } else if (++i >= nq) {
+            break;
         }
-        return;
-    }
-    for (int i = 0; i < nq && (*cpick < 0 || *rpick < 0); i++) {
         if (skip) {
             /* masks, not a branch on hit-or-miss: that is a coin toss to the
              * host's predictor (such a branch took a sixth of a GEMM timing
@@ -1158,10 +1148,12 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         /* the skip pays where banks repeat (a burst's atoms to one row, as
          * in a GEMM's tile loads): at three entries a bank or more; with
          * fewer (random traffic) its test costs more than it saves */
-        if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode])
-            fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
+        if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode] && h->qrun)
+            fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 2);
+        else if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode])
+            fr_scan_q(h, ch, q, qbk, qrw, *nq, 0, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
         else
-            fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
+            fr_scan_q(h, ch, q, qbk, qrw, *nq, 0, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);
     }
 
     /* column slot */
