@@ -51,16 +51,24 @@ static const cfg_key_info cfg__keys[] = {
     CFG__ROW("cube." name ".cycles_per_fractal",                                     \
              cube.dt[ISA_DT_##dt_].cycles_per_fractal, DOUBLE, 0.001, 1e6, #cpf_,     \
              "cycles", "", doc ": cycles per fractal")
+/* one row per dtype column (vector.cpr and vector.cast_to) */
+#define CFG__DT6(one, id, name, f32, f16, bf16, s32, s16, s8, doc) \
+    one(id, name, F32, "f32", f32, doc)                            \
+    one(id, name, F16, "f16", f16, doc)                            \
+    one(id, name, BF16, "bf16", bf16, doc)                         \
+    one(id, name, S32, "s32", s32, doc)                            \
+    one(id, name, S16, "s16", s16, doc)                            \
+    one(id, name, S8, "s8", s8, doc)
 #define CFG__VOP1(id, name, dt, dtname, v, doc)                                      \
     CFG__ROW("vector.cpr." name "." dtname, vector.cpr[CFG_VOP_##id][ISA_DT_##dt],   \
              DOUBLE, 0, 1e6, #v, "cycles", "", doc " (" dtname ")")
 #define CFG_VOP(id, name, f32, f16, bf16, s32, s16, s8, doc) \
-    CFG__VOP1(id, name, F32, "f32", f32, doc)                \
-    CFG__VOP1(id, name, F16, "f16", f16, doc)                \
-    CFG__VOP1(id, name, BF16, "bf16", bf16, doc)             \
-    CFG__VOP1(id, name, S32, "s32", s32, doc)                \
-    CFG__VOP1(id, name, S16, "s16", s16, doc)                \
-    CFG__VOP1(id, name, S8, "s8", s8, doc)
+    CFG__DT6(CFG__VOP1, id, name, f32, f16, bf16, s32, s16, s8, doc)
+#define CFG__CAST1(to, name, dt, dtname, v, doc)                                       \
+    CFG__ROW("vector.cast_to." name "." dtname, vector.cast_to[ISA_DT_##to][ISA_DT_##dt], \
+             DOUBLE, 0, 1e6, #v, "cycles", "", doc ", from " dtname)
+#define CFG_CAST(to, name, f32, f16, bf16, s32, s16, s8, doc) \
+    CFG__DT6(CFG__CAST1, to, name, f32, f16, bf16, s32, s16, s8, doc)
 #define CFG_SECTION(name, doc)
 #include "frontend/config_keys.def"
 #undef CFG_KEY
@@ -69,6 +77,7 @@ static const cfg_key_info cfg__keys[] = {
 #undef CFG_PATH
 #undef CFG_CUBE
 #undef CFG_VOP
+#undef CFG_CAST
 #undef CFG_SECTION
 };
 

@@ -120,6 +120,9 @@ typedef struct cfg_machine {
         uint64_t mask_partial_block_cycles;  /* compare: last mask block partly written */
         /* cycles per repeat, [op class][isa_dtype]; 0 = n/a */
         double cpr[CFG_VOP__COUNT][ISA_DT_COUNT];
+        /* conversions: cycles per source repeat, [destination][source]
+         * isa_dtype; 0 = the cast class's rate for the source */
+        double cast_to[ISA_DT_COUNT][ISA_DT_COUNT];
     } vector;
     cfg_path path[CFG_PATH__COUNT];
     struct {

@@ -241,11 +241,21 @@ static npu_status vec_table(cal_ctx *c, const char *key, const cJSON *rows, cons
             cyc = 2.0 * f0 / f1;
         if (rep < 1 || rep > 255 || cyc <= 0)
             continue;
+        /* the same work: a conversion's measured repeat is 256 bytes of its
+         * source (elements / repeat = 256 / source size), ours 256 bytes of
+         * the wider operand, so a widening one takes more of ours */
+        double our = rep;
+        if (vi->fmt == ISA_FMT_VCVT) {
+            our = f0 / (256.0 / NPU_MAX(isa_dtype_bytes(isa_dtype_from_suffix(d0)),
+                                        isa_dtype_bytes(isa_dtype_from_suffix(d1))));
+            if (our < 1 || our > 255 || our != floor(our))
+                continue;
+        }
         char pro[256];
         snprintf(pro, sizeof pro,
                  " li a1, 0\n li a2, 6304\n li a3, 12608\n li64 a4, %" PRIu64 "\n"
                  " li a5, 0\n li a6, 163840\n",
-                 (uint64_t)ISA_VCFG((uint64_t)rep, 1, 1, 1, 8, 8, 8));
+                 (uint64_t)ISA_VCFG((uint64_t)our, 1, 1, 1, 8, 8, 8));
         sim_calib_point p;
         memset(&p, 0, sizeof p);
         snprintf(p.table, sizeof p.table, "%s", key);

@@ -98,9 +98,22 @@ uint64_t sim_cost_vec(const cfg_machine *m, const isa_insn *in, const sim_work *
     int vop = sim_cost_vop(in->op);
     uint64_t dur = m->vector.startup_cycles, conf = 0, body = 0;
     if (vop >= 0) {
-        double cpr = m->vector.cpr[vop][sim_cost_dt_column(in->dt)];
+        int col = sim_cost_dt_column(in->dt);
+        double cpr = m->vector.cpr[vop][col];
         if (cpr <= 0)   /* n/a for this dtype in the table: cost it as f32 */
             cpr = m->vector.cpr[vop][ISA_DT_F32];
+        if (vop == CFG_VOP_CAST) {
+            /* a conversion's rate is per repeat of its source (256 bytes of
+             * source), or the pair's own (vector.cast_to.DT2.DT); a repeat
+             * of vconv covers 256 bytes of its wider operand, so a widening
+             * one reads ss / ds of a source repeat */
+            double pr = m->vector.cast_to[sim_cost_dt_column(in->dt2)][col];
+            if (pr > 0)
+                cpr = pr;
+            int ss = isa_dtype_bytes(in->dt), ds = isa_dtype_bytes(in->dt2);
+            if (ss > 0 && ds > ss)
+                cpr = cpr * ss / ds;
+        }
         body = cyc_ceil((double)w->repeats * cpr);
     }
     /* compares write one mask bit per element; a mask that ends inside a

@@ -84,6 +84,31 @@ START_TEST(t_vector)
     s = tmh_load(&m, src, 1);
     ck_assert_uint_eq(tmh_cycles(s), 11);
     npu_sim_free(s);
+
+    /* casts: a pair's own rate (vector.cast_to.f16.f32 0.5) replaces the
+     * source's cast rate (vector.cpr.cast.f32 1): f32 -> f16, 9 repeats,
+     * max(3, ceil(4.5)) = 5 -> 10; f32 -> bf16 keeps 1: 9 -> 14 */
+    prologue(pro, sizeof pro, 9);
+    snprintf(src, sizeof src, "%s vconv.f32.f16 a1, a2, a4\n halt\n", pro);
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 10);
+    npu_sim_free(s);
+    snprintf(src, sizeof src, "%s vconv.f32.bf16 a1, a2, a4\n halt\n", pro);
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 14);
+    npu_sim_free(s);
+    /* a widening cast reads half a source repeat per repeat (f16 -> f32:
+     * 2 / 4 of 256 source bytes): cpr 1 x 0.5, 9 repeats -> 5 -> 10 */
+    snprintf(src, sizeof src, "%s vconv.f16.f32 a1, a2, a4\n halt\n", pro);
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 10);
+    npu_sim_free(s);
+    snprintf(src, sizeof src, "%s vconv.f32.bf16 a1, a2, a4\n halt\n", pro);
+    /* and a pair set in the config: vector.cast_to.bf16.f32 = 2 -> 18 -> 23 */
+    m.vector.cast_to[ISA_DT_BF16][ISA_DT_F32] = 2;
+    s = tmh_load(&m, src, 1);
+    ck_assert_uint_eq(tmh_cycles(s), 23);
+    npu_sim_free(s);
 }
 END_TEST
 

@@ -23,6 +23,7 @@ void tmh_test_machine(cfg_machine *m)
         "sync.flag_latency=10", "sync.pipe_barrier_cycles=2", "sync.core_barrier_latency=50",
         "cube.startup_cycles=5", "cube.min_cycles=0", "cube.f16.cycles_per_fractal=1",
         "vector.startup_cycles=3", "vector.cpr.binary.f32=2", "vector.cpr.unary.f32=1",
+        "vector.cpr.cast.f32=1", "vector.cast_to.f16.f32=0.5", "vector.cast_to.bf16.f32=0",
         "vector.bank_conflict_cycles=1", "vector.bank_group_conflict_cycles=1",
         "path.gm_ub.width=100", "path.gm_ub.latency=20",
         "path.ub_gm.width=100", "path.ub_gm.latency=20",

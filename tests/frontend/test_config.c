@@ -149,6 +149,9 @@ START_TEST(defaults_match_design)
     ck_assert(m.vector.cpr[CFG_VOP_BINARY][ISA_DT_F32] == 2.0);
     ck_assert(m.vector.cpr[CFG_VOP_EXP][ISA_DT_F16] == 4.0);
     ck_assert(m.vector.cpr[CFG_VOP_EXP][ISA_DT_S8] == 0.0);
+    /* conversion pairs: f32 -> f16 has its own rate, the rest use the class */
+    ck_assert(m.vector.cast_to[ISA_DT_F16][ISA_DT_F32] == 0.5);
+    ck_assert(m.vector.cast_to[ISA_DT_F32][ISA_DT_F16] == 0.0);
     ck_assert_int_eq(m.timing.memory_model, CFG_MEM_HBM);
     ck_assert_uint_eq(m.timing.max_cycles, 1000000000u);
     ck_assert_int_eq(m.vector.model_bank_conflicts, 1);
