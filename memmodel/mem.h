@@ -275,6 +275,9 @@ int      mem_sys_can_accept(mem_sys *s, uint64_t addr, int is_write);
  * instead of retrying at every event of the model. */
 uint64_t mem_sys_accept_epoch(const mem_sys *s);
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r);
+/* mem_sys_submit where the port has room, in one step: *taken = 1, or 0
+ * (and NPU_OK) when mem_sys_can_accept would have refused it. */
+npu_status mem_sys_try_submit(mem_sys *s, const mem_req *r, int *taken);
 void     mem_sys_set_callback(mem_sys *s, void (*done)(void *user, uint64_t tag,
                               uint64_t core_cycle), void *user);
 /* Early answers (off by default): an L2 slice hands its answer to the

@@ -82,6 +82,12 @@ struct mem_sys {
     mem_hbm *hbm;
     uint64_t ck, dk;           /* core and DRAM clocks, kHz, divided by their gcd */
     int atom, nslice, sets, ways, line, line_shift;   /* line = 1 << line_shift (validated a power of 2) */
+    /* the slice hash and the set index, per request: n - 1 and log2 n when
+     * the slice and set counts are powers of 2 (every shipped config),
+     * else a mask of 0 (then a division) */
+    uint64_t slice_mask, set_mask;
+    int slice_shift;
+    uint64_t occ_line;         /* slice cycles of a whole-line request */
     slice *sl;
     sreq *rq; int32_t *rq_free; int nrq, nrq_free;
     hop *op; int32_t op_free; int nop;
@@ -345,21 +351,16 @@ static void drain_out(mem_sys *s, int advancing)
 }
 
 /* ---- L2 ------------------------------------------------------------------------ */
-/* x mod n and x / n (n >= 1) for the slice hash and the set index, two
- * of each per request: a mask and a shift when n is a power of 2 (the
- * usual slice and set counts), the 64-bit division otherwise. */
-static inline uint64_t umod(uint64_t x, uint64_t n) { return (n & (n - 1)) == 0 ? x & (n - 1) : x % n; }
-static inline uint64_t udiv(uint64_t x, uint64_t n) { return (n & (n - 1)) == 0 ? x >> __builtin_ctzll(n) : x / n; }
-
 static int slice_of(const mem_sys *s, uint64_t line)
 {
     uint64_t h = line ^ (line >> 7) ^ (line >> 15) ^ (line >> 23);
-    return (int)umod(h, (uint64_t)s->nslice);
+    return (int)(s->slice_mask ? h & s->slice_mask : h % (uint64_t)s->nslice);
 }
 
 static uint64_t *set_tags(mem_sys *s, slice *sl, uint64_t line, int *base)
 {
-    uint64_t set = umod(udiv(line, (uint64_t)s->nslice), (uint64_t)s->sets);
+    uint64_t q = s->slice_mask ? line >> s->slice_shift : line / (uint64_t)s->nslice;
+    uint64_t set = s->set_mask ? q & s->set_mask : q % (uint64_t)s->sets;
     *base = (int)set * s->ways;
     return &sl->tag[*base];
 }
@@ -446,7 +447,7 @@ static void do_lookup(mem_sys *s, int si, int32_t ri, uint64_t t)
         answer(s, si, ri, t + (uint64_t)l->hit_latency);
         return;
     }
-    if (r->is_write && r->bytes >= (uint32_t)s->line && (r->addr % (uint64_t)s->line) == 0) {
+    if (r->is_write && r->bytes >= (uint32_t)s->line && (r->addr & (uint64_t)(s->line - 1)) == 0) {
         /* a full-line write needs no fill */
         int i = install(s, si, line);
         sl->dirty[i] = l->write_back ? 1 : 0;
@@ -464,7 +465,7 @@ static void start_miss(mem_sys *s, int si, int32_t ri, uint64_t t)
 {
     slice *sl = &s->sl[si];
     sreq *r = &s->rq[ri];
-    uint64_t line = r->addr / (uint64_t)s->line;
+    uint64_t line = r->addr >> s->line_shift;
     r->next = -1;
     for (int m = 0; m < s->cfg.l2.mshrs; m++) {
         smshr *x = &sl->mshr[m];
@@ -569,6 +570,13 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     s->nslice = c->l2.slices;
     s->ways = c->l2.ways;
     s->sets = (int)(c->l2.size_bytes / ((int64_t)s->line * s->ways * s->nslice));
+    if ((s->nslice & (s->nslice - 1)) == 0) {
+        s->slice_mask = (uint64_t)s->nslice - 1;
+        s->slice_shift = __builtin_ctz((unsigned)s->nslice);
+    }
+    if (s->sets > 0 && (s->sets & (s->sets - 1)) == 0) s->set_mask = (uint64_t)s->sets - 1;
+    s->occ_line = ((uint64_t)s->line + (uint64_t)c->l2.slice_bytes_per_cycle - 1) /
+                  (uint64_t)c->l2.slice_bytes_per_cycle;
     s->sl = npu_calloc((size_t)s->nslice, sizeof *s->sl);
     s->chan_copy = npu_calloc((size_t)mem_hbm_channels(s->hbm), sizeof *s->chan_copy);
     s->slice_copy = npu_calloc((size_t)s->nslice, sizeof *s->slice_copy);
@@ -648,12 +656,21 @@ uint64_t mem_sys_accept_epoch(const mem_sys *s)
 
 npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
 {
+    int taken;
+    npu_status st = mem_sys_try_submit(s, r, &taken);
+    return st ? st : taken ? NPU_OK : NPU_EINVAL;
+}
+
+npu_status mem_sys_try_submit(mem_sys *s, const mem_req *r, int *taken)
+{
     static npu_diag *const nod = NULL;
-    if (r->bytes == 0 || r->bytes > (uint32_t)s->line || (r->addr % (uint64_t)s->line) + r->bytes > (uint64_t)s->line)
+    *taken = 0;
+    if (r->bytes == 0 || r->bytes > (uint32_t)s->line || (r->addr & (uint64_t)(s->line - 1)) + r->bytes > (uint64_t)s->line)
         return npu_errf(nod, NPU_EINVAL, "mem_sys_submit: request of %u B at 0x%llx crosses an L2 line",
                         r->bytes, (unsigned long long)r->addr);
     int si = accept_port(s, r->addr, r->is_write);
-    if (si < 0) return NPU_EINVAL;
+    if (si < 0) return NPU_OK;
+    *taken = 1;
     uint64_t t = r->cycle > s->now ? r->cycle : s->now;
     if (!s->cfg.l2.enabled) {
         int32_t op = op_new(s);
@@ -686,7 +703,7 @@ npu_status mem_sys_submit(mem_sys *s, const mem_req *r)
     if (r->is_write) sl->st.writes++; else sl->st.reads++;
     sl->st.bytes += r->bytes;
     uint64_t bw = (uint64_t)s->cfg.l2.slice_bytes_per_cycle;
-    uint64_t occ = (r->bytes + bw - 1) / bw;
+    uint64_t occ = r->bytes == (uint32_t)s->line ? s->occ_line : (r->bytes + bw - 1) / bw;
     uint64_t start = t > sl->busy_until ? t : sl->busy_until;
     sl->st.stall_cycles += start - t;
     sl->busy_until = start + occ;

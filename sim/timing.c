@@ -10,7 +10,8 @@
  *     instruction executing;
  *   - the memory system behind a small vtable (tm_mem): memmodel's mem_sys
  *     (L2 + HBM) or the fixed port (latency + one shared bandwidth), both with
- *     the DRAMSim3 shape: can_accept, submit, advance_to, next_event and a
+ *     the DRAMSim3 shape: submit (can-accept and submit in one call: a
+ *     refused request changes nothing), advance_to, next_event and a
  *     completion callback.
  * Wake-ups carry a generation number so that a unit woken twice for the same
  * moment runs once. */
@@ -254,9 +255,10 @@ typedef void (*tm_done_fn)(void *user, uint64_t tag, uint64_t cycle);
 
 typedef struct tm_mem {
     void *impl;
-    int (*can_accept)(void *impl, uint64_t addr, int is_write);
+    /* submit where the model can take the request now (*taken = 1); a
+     * refused one (*taken = 0, NPU_OK) changes nothing */
     npu_status (*submit)(void *impl, uint64_t addr, uint32_t bytes, int is_write, int core,
-                         uint64_t cycle, uint64_t tag, npu_diag *d);
+                         uint64_t cycle, uint64_t tag, int *taken, npu_diag *d);
     void (*advance_to)(void *impl, uint64_t cycle);
     /* NULL, or: NPU_ENOMEM once the model lost work to a failed allocation */
     npu_status (*status)(void *impl);
@@ -300,12 +302,6 @@ static int fx_less(const tm_fixed_done *x, const tm_fixed_done *y)
     return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
-static int fixed_can_accept(void *impl, uint64_t addr, int is_write)
-{
-    (void)impl; (void)addr; (void)is_write;
-    return 1;
-}
-
 static uint64_t fixed_accept_epoch(void *impl)
 {
     (void)impl;
@@ -313,10 +309,11 @@ static uint64_t fixed_accept_epoch(void *impl)
 }
 
 static npu_status fixed_submit(void *impl, uint64_t addr, uint32_t bytes, int is_write,
-                               int core, uint64_t cycle, uint64_t tag, npu_diag *d)
+                               int core, uint64_t cycle, uint64_t tag, int *taken, npu_diag *d)
 {
     tm_fixed *f = impl;
     (void)addr; (void)is_write; (void)core;
+    *taken = 1;   /* the port refuses nothing */
     double start = f->free_at > (double)cycle ? f->free_at : (double)cycle;
     f->free_at = start + (double)bytes / f->bw;
     tm_fixed_done e = { (uint64_t)ceil(f->free_at - 1e-9) + f->lat, f->seq++, tag };
@@ -378,15 +375,11 @@ static void fixed_free(void *impl)
 }
 
 #if TM_HAVE_MEMMODEL
-static int sys_can_accept(void *impl, uint64_t addr, int is_write)
-{
-    return mem_sys_can_accept(impl, addr, is_write);
-}
 static npu_status sys_submit(void *impl, uint64_t addr, uint32_t bytes, int is_write, int core,
-                             uint64_t cycle, uint64_t tag, npu_diag *d)
+                             uint64_t cycle, uint64_t tag, int *taken, npu_diag *d)
 {
     mem_req r = { addr, bytes, is_write, core, cycle, tag };
-    npu_status st = mem_sys_submit(impl, &r);
+    npu_status st = mem_sys_try_submit(impl, &r, taken);
     if (st)
         return npu_errf(d, st, "timing: memory system refused a request at 0x%" PRIx64, addr);
     return NPU_OK;
@@ -886,21 +879,21 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
         int rw = r->is_write;
         for (;;) {
             uint64_t addr = raddr + off;
-            if (!T->mem.can_accept(T->mem.impl, addr, rw)) {
-                st = mem_block(T, c, p, t);
-                break;
-            }
             uint64_t chunk = line - (lsh >= 0 ? addr & (line - 1) : addr % line);
             if (chunk > rlen - off)
                 chunk = rlen - off;
             /* a posted write is not waited for: the move only needs the
              * memory system to have taken it (its answer is ignored) */
-            int posted = rw && posted_writes;
-            T->mem.next_valid = 0;
+            int posted = rw && posted_writes, taken;
             st = T->mem.submit(T->mem.impl, addr, (uint32_t)chunk, rw, c, t,
-                               tag_base + (uint64_t)posted, T->d);
+                               tag_base + (uint64_t)posted, &taken, T->d);
             if (st)
                 break;
+            if (!taken) {
+                st = mem_block(T, c, p, t);
+                break;
+            }
+            T->mem.next_valid = 0;
             T->st->core[c].gm_requests++;
             if (posted) {
                 if (t > pp->gm.last_done)
@@ -1179,13 +1172,14 @@ static npu_status scalar_gm_pump(tm *T, int c, uint64_t t, int *all_sent)
         uint64_t ch = T->mem.line - a % T->mem.line;
         if (ch > r->len - k->sg_off)
             ch = r->len - k->sg_off;
-        if (!T->mem.can_accept(T->mem.impl, a, r->is_write))
-            return NPU_OK;
-        T->mem.next_valid = 0;
+        int taken;
         npu_status st = T->mem.submit(T->mem.impl, a, (uint32_t)ch, r->is_write, c, t,
-                                      ((uint64_t)c * TM_NP + ISA_PIPE_S) * 2, T->d);
+                                      ((uint64_t)c * TM_NP + ISA_PIPE_S) * 2, &taken, T->d);
         if (st)
             return st;
+        if (!taken)
+            return NPU_OK;
+        T->mem.next_valid = 0;
         T->st->core[c].gm_requests++;
         k->gm_out++;
         k->sg_off += ch;
@@ -1493,7 +1487,6 @@ static npu_status mem_open(tm *T)
         T->mem.impl = ms;
         if (T->obs && T->obs->on_hbm_cmd)
             mem_sys_set_cmd_observer(ms, hbm_cmd_fwd, T);
-        T->mem.can_accept = sys_can_accept;
         T->mem.submit = sys_submit;
         T->mem.advance_to = sys_advance_to;
         T->mem.status = sys_status;
@@ -1512,7 +1505,6 @@ static npu_status mem_open(tm *T)
     f->done = mem_done;
     f->user = T;
     T->mem.impl = f;
-    T->mem.can_accept = fixed_can_accept;
     T->mem.submit = fixed_submit;
     T->mem.advance_to = fixed_advance_to;
     T->mem.next_event = fixed_next_event;
