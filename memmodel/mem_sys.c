@@ -20,13 +20,12 @@
  * so there is no floating drift however long the run.
  *
  * Events: core-cycle events (slice lookups, answers) interleaved with the
- * HBM's own events, processed in (time, push order). Nearly all fall within
- * CAL_W cycles of the last one processed: those go to a calendar of
- * one-cycle FIFO buckets (O(1) push and pop); the rest (far ahead, or
- * before the last processed cycle) to a heap; a pop takes the least
- * (time, seq) of the two, so the order is the heap's alone would be. */
+ * HBM's own events, processed in (time, push order): the calendar queue
+ * the timing engine uses too (isa/npu_calq.h), which gives one heap's
+ * order at a few dozen host instructions an event. */
 #include <string.h>
 
+#include "isa/npu_calq.h"
 #include "memmodel/mem_int.h"
 
 #define NEVER UINT64_MAX
@@ -34,10 +33,7 @@
 enum { EV_LOOKUP, EV_ANSWER };
 enum { OP_FILL, OP_DIRECT, OP_WB };
 
-typedef struct sev { uint64_t t, seq; int kind; int32_t a; uint64_t tag; } sev;
-
-#define CAL_W 1024                /* calendar buckets (a power of two) */
-typedef struct cnode { sev e; int32_t next; } cnode;
+typedef struct sev { uint64_t t; int kind; int32_t a; uint64_t tag; } sev;
 
 typedef struct sreq {          /* a request inside a slice */
     uint64_t addr, tag, issue;
@@ -91,14 +87,8 @@ struct mem_sys {
     slice *sl;
     sreq *rq; int32_t *rq_free; int nrq, nrq_free;
     hop *op; int32_t op_free; int nop;
-    sev *heap; int nheap, capheap;
-    /* the calendar: every bucketed event has cal_base <= t < cal_base + CAL_W,
-     * so bucket t % CAL_W holds one cycle's events, in push order */
-    cnode *cn; int32_t cn_free; int ncn;
-    int32_t cal_head[CAL_W], cal_tail[CAL_W];
-    uint64_t cal_base, cal_min;   /* cal_min: least bucketed t (NEVER if none) */
-    size_t ncal;
-    uint64_t seq, stamp;
+    npu_calq q;                /* the events (sev: kind and a in one word, tag in the other) */
+    uint64_t stamp;
     outq *out; size_t nout, capout, outh;     /* FIFO of atoms waiting for an HBM queue */
     /* the head atom was refused (its HBM queue is full) and no HBM queue has
      * lost an entry since (the HBM's accept epoch is still out_pops): it
@@ -160,111 +150,21 @@ static uint64_t dram_open(const mem_sys *s, uint64_t c)
     return (uint64_t)((unsigned __int128)c * s->dk / s->ck) + 1;
 }
 
-/* ---- pools and heap ------------------------------------------------------------ */
-static void heap_push(mem_sys *s, sev e)
-{
-    if (s->nheap == s->capheap) {
-        int nc = s->capheap ? s->capheap * 2 : 256;
-        sev *n = npu_realloc(s->heap, (size_t)nc * sizeof *n);
-        if (!n) { s->oom = 1; return; }
-        s->heap = n; s->capheap = nc;
-    }
-    int i = s->nheap++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (s->heap[p].t < e.t || (s->heap[p].t == e.t && s->heap[p].seq < e.seq)) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = e;
-}
-
-static int32_t cnode_new(mem_sys *s)
-{
-    if (s->cn_free < 0) {
-        int nc = s->ncn ? s->ncn * 2 : 1024;
-        cnode *n = npu_realloc(s->cn, (size_t)nc * sizeof *n);
-        if (!n) return -1;
-        s->cn = n;
-        for (int i = nc - 1; i >= s->ncn; i--) { s->cn[i].next = s->cn_free; s->cn_free = i; }
-        s->ncn = nc;
-    }
-    int32_t i = s->cn_free;
-    s->cn_free = s->cn[i].next;
-    return i;
-}
-
+/* ---- pools and events ---------------------------------------------------------- */
 static void push_ev(mem_sys *s, uint64_t t, int kind, int32_t a, uint64_t tag)
 {
-    sev e = { t, s->seq++, kind, a, tag };
-    if (t < s->cal_base || t - s->cal_base >= CAL_W) { heap_push(s, e); return; }
-    int32_t n = cnode_new(s);
-    if (n < 0) { s->oom = 1; return; }
-    s->cn[n].e = e;
-    s->cn[n].next = -1;
-    int b = (int)(t & (CAL_W - 1));
-    if (s->cal_tail[b] >= 0) s->cn[s->cal_tail[b]].next = n;
-    else s->cal_head[b] = n;
-    s->cal_tail[b] = n;
-    s->ncal++;
-    if (t < s->cal_min) s->cal_min = t;
+    if (npu_calq_push(&s->q, t, (uint64_t)(uint32_t)kind | (uint64_t)(uint32_t)a << 32, tag))
+        s->oom = 1;
 }
 
-static inline uint64_t ev_next_t(const mem_sys *s)
-{
-    uint64_t t = s->nheap ? s->heap[0].t : NEVER;
-    return s->cal_min < t ? s->cal_min : t;
-}
+static inline uint64_t ev_next_t(const mem_sys *s) { return npu_calq_next(&s->q); }
 
-static sev heap_pop(mem_sys *s);
-
-/* The least (t, seq) of the calendar and the heap; the calendar's window
- * moves up to it. Call only when ev_next_t is not NEVER. */
+/* The least event. Call only when ev_next_t is not NEVER. */
 static sev pop_ev(mem_sys *s)
 {
-    if (s->ncal) {
-        int b = (int)(s->cal_min & (CAL_W - 1));
-        int32_t n = s->cal_head[b];
-        if (!s->nheap || s->cal_min < s->heap[0].t ||
-            (s->cal_min == s->heap[0].t && s->cn[n].e.seq < s->heap[0].seq)) {
-            sev e = s->cn[n].e;
-            s->cal_head[b] = s->cn[n].next;
-            if (s->cal_head[b] < 0) s->cal_tail[b] = -1;
-            s->cn[n].next = s->cn_free;
-            s->cn_free = n;
-            s->cal_base = e.t;
-            if (--s->ncal == 0) s->cal_min = NEVER;
-            else if (s->cal_head[b] < 0) {
-                /* the next bucketed cycle is within the window */
-                uint64_t x = e.t + 1;
-                while (s->cal_head[x & (CAL_W - 1)] < 0) x++;
-                s->cal_min = x;
-            }
-            return e;
-        }
-    }
-    sev e = heap_pop(s);
-    /* e is the least event, so every bucketed one is at e.t or later; the
-     * window never moves back (buckets would alias) */
-    if (e.t > s->cal_base) s->cal_base = e.t;
-    return e;
-}
-
-static sev heap_pop(mem_sys *s)
-{
-    sev top = s->heap[0], last = s->heap[--s->nheap];
-    int i = 0, n = s->nheap;
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        const sev *mv = &last;
-        if (l < n && (s->heap[l].t < mv->t || (s->heap[l].t == mv->t && s->heap[l].seq < mv->seq))) { m = l; mv = &s->heap[l]; }
-        if (r < n && (s->heap[r].t < mv->t || (s->heap[r].t == mv->t && s->heap[r].seq < mv->seq))) m = r;
-        if (m == i) break;
-        s->heap[i] = s->heap[m];
-        i = m;
-    }
-    if (n) s->heap[i] = last;
-    return top;
+    npu_cev c = { 0, 0, 0, 0 };
+    npu_calq_pop(&s->q, &c);
+    return (sev){ c.t, (int)(uint32_t)c.a, (int32_t)(uint32_t)(c.a >> 32), c.b };
 }
 
 static int32_t sreq_new(mem_sys *s)
@@ -553,9 +453,7 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     if (mem_config_validate(c, "memory", d)) return NULL;
     mem_sys *s = npu_calloc(1, sizeof *s);
     if (!s) { npu_errf(d, NPU_ENOMEM, "mem_sys_new: out of memory"); return NULL; }
-    s->cn_free = -1;
-    s->cal_min = NEVER;
-    for (int i = 0; i < CAL_W; i++) s->cal_head[i] = s->cal_tail[i] = -1;
+    npu_calq_init(&s->q);
     s->cfg = *c;
     s->hbm = mem_hbm_new(c, d);
     if (!s->hbm) { npu_free(s); return NULL; }
@@ -614,7 +512,7 @@ void mem_sys_free(mem_sys *s)
     npu_free(s->tag_all); npu_free(s->lru_all); npu_free(s->dirty_all);
     npu_free(s->sl);
     mem_hbm_free(s->hbm);
-    npu_free(s->rq); npu_free(s->rq_free); npu_free(s->op); npu_free(s->heap); npu_free(s->cn); npu_free(s->out);
+    npu_free(s->rq); npu_free(s->rq_free); npu_free(s->op); npu_calq_free(&s->q); npu_free(s->out);
     npu_free(s->chan_copy); npu_free(s->slice_copy);
     npu_free(s);
 }

@@ -1,8 +1,9 @@
 /* timing.c — the event-driven timing engine (see timing.h, docs/timing.md).
  *
  * Data structures, in one breath:
- *   - one event heap for the whole launch, ordered by (cycle, creation
- *     sequence): that order is the only order, so runs are deterministic;
+ *   - one event queue for the whole launch (isa/npu_calq.h), ordered by
+ *     (cycle, creation sequence): that order is the only order, so runs
+ *     are deterministic;
  *   - per core: the scalar unit's state machine (issue, stalled on a full
  *     queue, waiting on a flag, draining for a barrier or halt, at the
  *     cross-core barrier, waiting on a GM scalar load), the flag FIFOs, and
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "isa/npu_calq.h"
 #include "sim/cost.h"
 
 #ifdef MEM_H
@@ -58,192 +60,34 @@ void sim_timing_stats_free(sim_timing_stats *st)
 
 enum { EV_SCALAR, EV_PIPE, EV_DONE, EV_GMSUB, EV_RELEASE, EV_SANSWER };
 
+/* An engine event: what it wakes (type, core, pipe) and the wake-up
+ * generation it was made for; queued in the shared calendar queue
+ * (isa/npu_calq.h: (cycle, creation sequence) order, the only order, so
+ * runs are deterministic) as two words. */
 typedef struct tm_ev {
-    uint64_t t, seq;
+    uint64_t t;
     uint32_t gen;
     uint8_t type, pipe;
     int core;
 } tm_ev;
 
-typedef struct tm_heap {
-    tm_ev *a;
-    size_t n, cap;
-} tm_heap;
-
-static int ev_less(const tm_ev *x, const tm_ev *y)
+static int tmq_push(npu_calq *q, const tm_ev *e)
 {
-    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+    return npu_calq_push(q, e->t, (uint64_t)e->gen | (uint64_t)e->type << 32 | (uint64_t)e->pipe << 40,
+                         (uint64_t)(uint32_t)e->core);
 }
 
-static int heap_push(tm_heap *h, tm_ev e)
+/* Take the next event if it is at cycle t: 1, else 0. */
+static int tmq_pop_at(npu_calq *q, uint64_t t, tm_ev *e)
 {
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 256;
-        tm_ev *na = npu_realloc(h->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        h->a = na;
-        h->cap = nc;
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!ev_less(&e, &h->a[p]))
-            break;
-        h->a[i] = h->a[p];
-        i = p;
-    }
-    h->a[i] = e;
-    return 0;
-}
-
-static tm_ev heap_pop(tm_heap *h)
-{
-    tm_ev top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const tm_ev *mv = &last;
-        if (l < h->n && ev_less(&h->a[l], mv)) { m = l; mv = &h->a[l]; }
-        if (r < h->n && ev_less(&h->a[r], mv)) { m = r; }
-        if (m == i)
-            break;
-        h->a[i] = h->a[m];
-        i = m;
-    }
-    if (h->n)
-        h->a[i] = last;
-    return top;
-}
-
-/* The event queue: a calendar (timing wheel) of TM_WHEEL one-cycle slots
- * over the window [base, base + TM_WHEEL), each slot a FIFO of the events
- * at that cycle, plus the heap above for events beyond the window.
- *
- * Why: the engine handles an event or two per GM request (millions in a
- * large GEMM) and nearly all of them fall a few hundred cycles ahead; a
- * binary heap spent ~150 host instructions a push + pop on them, a slot
- * FIFO a few dozen. The order is exactly the heap's (cycle, creation
- * sequence): a slot holds one cycle and appends in creation order; an
- * event parked in the far heap moves into its slot as soon as the window
- * reaches it (tmq_advance, before anything else can be pushed there), and
- * it was created before anything pushed there directly. */
-#define TM_WHEEL 1024u
-#define TM_NIL UINT32_MAX
-
-typedef struct tm_node {
-    tm_ev e;
-    uint32_t next;       /* next in its slot's FIFO, or in the free list */
-} tm_node;
-
-typedef struct tm_queue {
-    uint64_t base;       /* window start: no event is earlier */
-    uint64_t seq;        /* creation sequence of the next event */
-    size_t n;            /* events in the wheel */
-    tm_node *pool;
-    uint32_t npool, cappool, free;
-    uint32_t head[TM_WHEEL], tail[TM_WHEEL];
-    uint64_t bits[TM_WHEEL / 64];   /* non-empty slots */
-    tm_heap far;         /* events at base + TM_WHEEL or later */
-} tm_queue;
-
-static void tmq_init(tm_queue *q)
-{
-    memset(q, 0, sizeof *q);
-    q->free = TM_NIL;
-    for (uint32_t i = 0; i < TM_WHEEL; i++)
-        q->head[i] = TM_NIL;
-}
-
-static void tmq_free(tm_queue *q)
-{
-    npu_free(q->pool);
-    npu_free(q->far.a);
-}
-
-static int tmq_put(tm_queue *q, const tm_ev *e)
-{
-    uint32_t i = q->free;
-    if (i != TM_NIL) {
-        q->free = q->pool[i].next;
-    } else {
-        if (q->npool == q->cappool) {
-            uint32_t nc = q->cappool ? q->cappool * 2 : 256;
-            tm_node *np = npu_realloc(q->pool, (size_t)nc * sizeof *np);
-            if (!np)
-                return -1;
-            q->pool = np;
-            q->cappool = nc;
-        }
-        i = q->npool++;
-    }
-    q->pool[i].e = *e;
-    q->pool[i].next = TM_NIL;
-    uint32_t sl = (uint32_t)(e->t & (TM_WHEEL - 1));
-    if (q->head[sl] == TM_NIL) {
-        q->head[sl] = i;
-        q->bits[sl / 64] |= 1ull << (sl % 64);
-    } else {
-        q->pool[q->tail[sl]].next = i;
-    }
-    q->tail[sl] = i;
-    q->n++;
-    return 0;
-}
-
-static int tmq_push(tm_queue *q, tm_ev e)
-{
-    e.seq = q->seq++;
-    if (e.t - q->base < TM_WHEEL)
-        return tmq_put(q, &e);
-    return heap_push(&q->far, e);
-}
-
-/* The earliest event's cycle, or TM_NONE. */
-static uint64_t tmq_next(const tm_queue *q)
-{
-    if (q->n) {
-        uint32_t s0 = (uint32_t)(q->base & (TM_WHEEL - 1));
-        uint32_t w = s0 / 64;
-        uint64_t m = q->bits[w] & (~0ull << (s0 % 64));
-        for (uint32_t k = 0; k <= TM_WHEEL / 64; k++) {
-            if (m) {
-                uint32_t sl = w * 64 + (uint32_t)__builtin_ctzll(m);
-                return q->pool[q->head[sl]].e.t;
-            }
-            w = (w + 1) % (TM_WHEEL / 64);
-            m = q->bits[w];
-        }
-    }
-    return q->far.n ? q->far.a[0].t : TM_NONE;
-}
-
-/* Move the window to t (no event is earlier than t). */
-static int tmq_advance(tm_queue *q, uint64_t t)
-{
-    q->base = t;
-    while (q->far.n && q->far.a[0].t - t < TM_WHEEL) {
-        tm_ev e = heap_pop(&q->far);
-        if (tmq_put(q, &e))
-            return -1;
-    }
-    return 0;
-}
-
-/* Pop the next event at cycle t = base into *e: 1, or 0 when none is left. */
-static int tmq_pop_at(tm_queue *q, uint64_t t, tm_ev *e)
-{
-    uint32_t sl = (uint32_t)(t & (TM_WHEEL - 1));
-    uint32_t i = q->head[sl];
-    if (i == TM_NIL)
+    npu_cev c;
+    if (npu_calq_next(q) != t || !npu_calq_pop(q, &c))
         return 0;
-    *e = q->pool[i].e;
-    q->head[sl] = q->pool[i].next;
-    if (q->head[sl] == TM_NIL)
-        q->bits[sl / 64] &= ~(1ull << (sl % 64));
-    q->pool[i].next = q->free;
-    q->free = i;
-    q->n--;
+    e->t = c.t;
+    e->gen = (uint32_t)c.a;
+    e->type = (uint8_t)(c.a >> 32);
+    e->pipe = (uint8_t)(c.a >> 40);
+    e->core = (int)(uint32_t)c.b;
     return 1;
 }
 
@@ -495,7 +339,7 @@ typedef struct tm {
     sim_timing_stats *st;
     int ncores;
     tm_core *core;
-    tm_queue *q;         /* the event queue (npu_malloc'd: 12 KB of slot heads) */
+    npu_calq *q;         /* the event queue (npu_malloc'd: 12 KB of slot heads) */
     tm_mem mem;
     uint64_t now, max_cycles;
     /* per data path: width in bytes per cycle (0 in the config counts as
@@ -537,8 +381,8 @@ static npu_status mem_lost_err(tm *T, npu_diag *d)
 
 static npu_status push_ev(tm *T, uint64_t t, int type, int core, int pipe, uint32_t gen)
 {
-    tm_ev e = { t < T->now ? T->now : t, 0, gen, (uint8_t)type, (uint8_t)pipe, core };
-    return tmq_push(T->q, e) ? oom(T) : NPU_OK;
+    tm_ev e = { t < T->now ? T->now : t, gen, (uint8_t)type, (uint8_t)pipe, core };
+    return tmq_push(T->q, &e) ? oom(T) : NPU_OK;
 }
 
 static npu_status wake_scalar(tm *T, int c, uint64_t t)
@@ -1527,7 +1371,7 @@ static void tm_free(tm *T)
         npu_free(T->core);
     }
     if (T->q) {
-        tmq_free(T->q);
+        npu_calq_free(T->q);
         npu_free(T->q);
     }
     npu_free(T->mw);
@@ -1555,7 +1399,7 @@ static npu_status tm_init(tm *T)
     T->q = npu_malloc(sizeof *T->q);
     if (!T->q)
         return oom(T);
-    tmq_init(T->q);
+    npu_calq_init(T->q);
     T->core = npu_calloc((size_t)T->ncores, sizeof *T->core);
     T->st->core = npu_calloc((size_t)T->ncores, sizeof *T->st->core);
     if (!T->core || !T->st->core)
@@ -1638,7 +1482,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         st = wake_scalar(&T, c, 0);
 
     while (!st) {
-        uint64_t tm_next = tmq_next(T.q);
+        uint64_t tm_next = npu_calq_next(T.q);
         uint64_t mem_next = mem_next_ev(&T.mem);
         uint64_t t = tm_next < mem_next ? tm_next : mem_next;
         if (t != TM_NONE && t < T.now)
@@ -1673,10 +1517,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             break;
         }
         T.now = t;
-        if (tmq_advance(T.q, t)) {
-            st = oom(&T);
-            break;
-        }
+        npu_calq_advance(T.q, t);
         if (mem_next <= t) {
             T.mem.next_valid = 0;
             T.mem.advance_to(T.mem.impl, t);
