@@ -1,6 +1,8 @@
 /* tests/memmodel/test_sys.c — the L2 + HBM system in core cycles: hit, miss,
- * MSHR merge, eviction, write-back, back-pressure, clock conversion. */
+ * MSHR merge, eviction, write-back, back-pressure (try_submit), early
+ * answers, clock conversion. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memmodel/mem.h"
@@ -145,6 +147,90 @@ START_TEST(t_sys_backpressure)
 }
 END_TEST
 
+/* mem_sys_try_submit: taken while the slice queue has room; refused
+ * (taken 0, NPU_OK) when full, changing nothing; a bad request is an error */
+START_TEST(t_try_submit)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    int taken = 1, n = 0;
+    for (;; n++) {
+        mem_req r = { .addr = (uint64_t)n * 512, .bytes = 512, .cycle = 0, .tag = (uint64_t)n };
+        ck_assert_int_eq(mem_sys_try_submit(s, &r, &taken), NPU_OK);
+        if (!taken) break;
+    }
+    ck_assert_int_eq(n, 16);
+    uint64_t ep = mem_sys_accept_epoch(s);
+    mem_req r = { .addr = 1 << 20, .bytes = 64, .cycle = 0, .tag = 99 };
+    ck_assert_int_eq(mem_sys_try_submit(s, &r, &taken), NPU_OK);
+    ck_assert_int_eq(taken, 0);
+    ck_assert_uint_eq(mem_sys_accept_epoch(s), ep);
+    mem_req bad = { .addr = 500, .bytes = 64, .cycle = 0, .tag = 98 };   /* crosses a line */
+    ck_assert_int_eq(mem_sys_try_submit(s, &bad, &taken), NPU_EINVAL);
+    ck_assert_int_eq(taken, 0);
+    drain(s);
+    ck_assert_int_eq(a.n, 16);                  /* the refused one never entered */
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.reads, 16);
+    mem_sys_free(s);
+}
+END_TEST
+
+/* Early answers: the same answers at the same cycles, only told sooner
+ * (at the lookup or the fill, with a cycle after the model's own). A mix
+ * of hits, misses, merges, evictions with write-backs and writes. */
+static void early_run(int early, ans *a, uint64_t *before)
+{
+    mem_config c;
+    mem_sys *s = small_sys(&c, a);
+    mem_sys_set_early_answers(s, early);
+    uint64_t seed = 7;
+    int told_early = 0;
+    for (int i = 0; i < 200; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t at = (uint64_t)i * 37;
+        mem_sys_advance_to(s, at);
+        mem_req r = { .addr = ((seed >> 33) % 24) * 512 + ((seed >> 20) % 8) * 64, .bytes = 64,
+                      .is_write = (int)((seed >> 40) % 3 == 0), .cycle = at, .tag = (uint64_t)i };
+        int taken;
+        ck_assert_int_eq(mem_sys_try_submit(s, &r, &taken), NPU_OK);
+        if (!taken) { drain(s); ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK); }
+        /* an answer told before the model reached its cycle */
+        for (int k = 0; k < a->n && k < 256; k++)
+            if (a->t[k] > at) told_early = 1;
+    }
+    drain(s);
+    *before = (uint64_t)told_early;
+    mem_sys_free(s);
+}
+
+static int ans_cmp(const void *x, const void *y)
+{
+    const uint64_t *p = x, *q = y;
+    return p[0] != q[0] ? (p[0] < q[0] ? -1 : 1) : (p[1] < q[1] ? -1 : p[1] > q[1]);
+}
+
+START_TEST(t_early_answers)
+{
+    static ans a0, a1;
+    uint64_t e0, e1;
+    early_run(0, &a0, &e0);
+    early_run(1, &a1, &e1);
+    ck_assert_int_eq(a0.n, 200);
+    ck_assert_int_eq(a1.n, 200);
+    ck_assert_uint_eq(e1, 1);                    /* it does tell early */
+    uint64_t p0[200][2], p1[200][2];
+    for (int i = 0; i < 200; i++) {
+        p0[i][0] = a0.tag[i]; p0[i][1] = a0.t[i];
+        p1[i][0] = a1.tag[i]; p1[i][1] = a1.t[i];
+    }
+    qsort(p0, 200, sizeof p0[0], ans_cmp);
+    qsort(p1, 200, sizeof p1[0], ans_cmp);
+    ck_assert(memcmp(p0, p1, sizeof p0) == 0);   /* same (tag, cycle) pairs */
+}
+END_TEST
+
 /* A slow slice serialises its lookups far into the future (past the
  * event calendar's 1024-cycle window, so those go to its heap): each hit
  * answers at its start cycle + hit latency, in submission order. */
@@ -255,6 +341,8 @@ Suite *tmem_sys_suite(void)
     tcase_add_test(tc, t_evict_writeback);
     tcase_add_test(tc, t_full_line_write);
     tcase_add_test(tc, t_sys_backpressure);
+    tcase_add_test(tc, t_try_submit);
+    tcase_add_test(tc, t_early_answers);
     tcase_add_test(tc, t_far_events);
     tcase_add_test(tc, t_clocks);
     tcase_add_test(tc, t_direct);
