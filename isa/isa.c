@@ -184,6 +184,13 @@ const char *isa_dtype_suffix(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts
 int isa_dtype_bytes(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts[dt].bytes : 0; }
 int isa_dtype_kind(int dt) { return dt >= 0 && dt < ISA_DT_COUNT ? dts[dt].kind : 0; }
 
+int isa_vrep_elems(int dt, int dt2)
+{
+    int w = isa_dtype_bytes(dt), w2 = isa_dtype_bytes(dt2);
+    if (w2 > w) w = w2;
+    return w > 0 ? ISA_VREP_BYTES / w : 0;
+}
+
 int isa_dtype_from_suffix(const char *s)
 {
     for (int i = 0; i < ISA_DT_COUNT; i++)

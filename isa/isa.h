@@ -152,6 +152,11 @@ const char *isa_dtype_suffix(int dt);                 /* "f32"...; "?" */
 int isa_dtype_bytes(int dt);
 int isa_dtype_kind(int dt);                           /* 'f', 's', 'u'; 0 if unknown */
 int isa_dtype_from_suffix(const char *s);             /* -1 if unknown */
+/* A vector repeat covers ISA_VREP_BYTES of its widest operand: the elements
+ * of one repeat of an op on dt, or of a vconv dt -> dt2 (dt2 < 0: none);
+ * docs/vector.md, "Operands and the repeat". */
+#define ISA_VREP_BYTES 256
+int isa_vrep_elems(int dt, int dt2);
 
 /* Modifier tokens of a class: iterate i = 0.. until NULL. */
 const char *isa_mod_token(isa_modclass mc, int i, int *value, int *mask, const char **doc);

@@ -246,8 +246,7 @@ static npu_status vec_table(cal_ctx *c, const char *key, const cJSON *rows, cons
          * the wider operand, so a widening one takes more of ours */
         double our = rep;
         if (vi->fmt == ISA_FMT_VCVT) {
-            our = f0 / (256.0 / NPU_MAX(isa_dtype_bytes(isa_dtype_from_suffix(d0)),
-                                        isa_dtype_bytes(isa_dtype_from_suffix(d1))));
+            our = f0 / isa_vrep_elems(isa_dtype_from_suffix(d0), isa_dtype_from_suffix(d1));
             if (our < 1 || our > 255 || our != floor(our))
                 continue;
         }

@@ -103,16 +103,14 @@ uint64_t sim_cost_vec(const cfg_machine *m, const isa_insn *in, const sim_work *
         if (cpr <= 0)   /* n/a for this dtype in the table: cost it as f32 */
             cpr = m->vector.cpr[vop][ISA_DT_F32];
         if (vop == CFG_VOP_CAST) {
-            /* a conversion's rate is per repeat of its source (256 bytes of
-             * source), or the pair's own (vector.cast_to.DT2.DT); a repeat
-             * of vconv covers 256 bytes of its wider operand, so a widening
-             * one reads ss / ds of a source repeat */
+            /* a conversion's rate is per repeat of its source (a repeat's
+             * worth of source bytes), or the pair's own
+             * (vector.cast_to.DT2.DT); a vconv repeat covers the wider
+             * operand, so a widening one reads less than a source repeat */
             double pr = m->vector.cast_to[sim_cost_dt_column(in->dt2)][col];
             if (pr > 0)
                 cpr = pr;
-            int ss = isa_dtype_bytes(in->dt), ds = isa_dtype_bytes(in->dt2);
-            if (ss > 0 && ds > ss)
-                cpr = cpr * ss / ds;
+            cpr = cpr * isa_vrep_elems(in->dt, in->dt2) * isa_dtype_bytes(in->dt) / ISA_VREP_BYTES;
         }
         body = cyc_ceil((double)w->repeats * cpr);
     }

@@ -17,7 +17,6 @@
 
 #include "isa/isa_fp.h"
 
-#define VREP_BYTES 256u
 #define VBLK 32u
 #define VMAX_ELEMS 256
 
@@ -648,14 +647,14 @@ npu_status sim_exec_vec(sim_unit_ctx *ctx, const isa_insn *in, sim_work *w, npu_
     uint64_t drep = (cfg >> 32) & 0xff, s0rep = (cfg >> 40) & 0xff, s1rep = (cfg >> 48) & 0xff;
     uint64_t dst = ctx->x[in->rd], src0 = ctx->x[in->rs1], src1 = ctx->x[in->rs2];
     int size = isa_dtype_bytes(in->dt);
-    j.E = (int)VREP_BYTES / size;
+    j.E = isa_vrep_elems(in->dt, -1);
 
     switch (in->op) {
     case ISA_OP_VCONV: {
         int ds = isa_dtype_bytes(in->dt2);
         if ((in->mod & 7) > ISA_RND_RA)
             return npu_errf(d, NPU_EFAULT, "%s: rounding mode %d not defined", j.mn, in->mod & 7);
-        j.E = (int)VREP_BYTES / NPU_MAX(size, ds);
+        j.E = isa_vrep_elems(in->dt, in->dt2);
         j.op[0] = strided(dst, dblk, drep, ds, 1, "dst");
         j.op[1] = strided(src0, s0blk, s0rep, size, 0, "src");
         j.nop = 2;
