@@ -134,7 +134,7 @@ struct mem_hbm {
     mem_config cfg;
     mem_map map;
     int nch, npc, ngpc, nbpc, nbank, nbg;   /* per channel: pcs, bgs per pc, banks per pc, banks, bgs */
-    int qrun;                                /* both request queues hold at most 64: hchan.qhead is kept */
+    int qrun;                                /* queues of at most 64 and at most 64 banks: hchan.qhead is kept (the run-start scan) */
     int bc;                                  /* burst cycles */
     int a1;                                  /* act_cycles - 1 */
     int rd_lat;                              /* RD issue to last data beat */
@@ -587,7 +587,7 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
     h->ngpc = t->sids * t->bankgroups;
     h->nbpc = h->ngpc * t->banks;
     h->nbank = h->npc * h->nbpc;
-    h->qrun = c->ctrl.read_queue <= 64 && c->ctrl.write_queue <= 64;
+    h->qrun = c->ctrl.read_queue <= 64 && c->ctrl.write_queue <= 64 && h->nbank <= 64;
     h->nbg = h->npc * h->ngpc;
     h->bc = t->burst_length / 2;
     h->a1 = t->act_cycles - 1;
@@ -1148,9 +1148,10 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
         /* the skip pays where banks repeat (a burst's atoms to one row, as
          * in a GEMM's tile loads): at three entries a bank or more; with
          * fewer (random traffic) its test costs more than it saves */
-        if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode] && h->qrun)
+        int banks_repeat = h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode];
+        if (banks_repeat && h->qrun)
             fr_scan_q(h, ch, q, qbk, qrw, *nq, ch->qhead[ch->wmode], t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 2);
-        else if (h->nbank <= 64 && *nq >= 3 * ch->qnb[ch->wmode])
+        else if (banks_repeat)
             fr_scan_q(h, ch, q, qbk, qrw, *nq, 0, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 1);
         else
             fr_scan_q(h, ch, q, qbk, qrw, *nq, 0, t, &wake, &cpick, &cpos, &caq, &rpick, &rpos, &raq, 0);

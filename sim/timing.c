@@ -339,7 +339,7 @@ typedef struct tm {
     sim_timing_stats *st;
     int ncores;
     tm_core *core;
-    npu_calq *q;         /* the event queue (npu_malloc'd: 12 KB of slot heads) */
+    npu_calq *q;         /* the event queue (npu_malloc'd: 8 KB of slot heads and tails) */
     tm_mem mem;
     uint64_t now, max_cycles;
     /* per data path: width in bytes per cycle (0 in the config counts as
@@ -813,21 +813,16 @@ static npu_status pipe_done(tm *T, int c, int p, uint64_t t)
 static npu_status scalar_answer(tm *T, int c, uint64_t cycle)
 {
     tm_core *k = &T->core[c];
-    npu_status st = NPU_OK;
-    {
-        if (k->gm_out)
-            k->gm_out--;
-        if (cycle > k->gm_last)
-            k->gm_last = cycle;
-        if (!k->gm_out && k->state == S_GMLOAD) {
-            stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since,
-                  k->gm_last);
-            k->state = S_RUN;
-            k->s_ready = k->gm_last + T->m->scalar.issue_cycles;
-            st = wake_scalar(T, c, k->s_ready);
-        }
-    }
-    return st;
+    if (k->gm_out)
+        k->gm_out--;
+    if (cycle > k->gm_last)
+        k->gm_last = cycle;
+    if (k->gm_out || k->state != S_GMLOAD)
+        return NPU_OK;
+    stall(T, c, ISA_PIPE_S, SIM_STALL_MEMORY, k->seq - 1, k->last_pc, k->stall_since, k->gm_last);
+    k->state = S_RUN;
+    k->s_ready = k->gm_last + T->m->scalar.issue_cycles;
+    return wake_scalar(T, c, k->s_ready);
 }
 
 /* The memory system's answer to a request (tag: core, pipe, posted bit)
