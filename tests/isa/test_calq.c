@@ -11,28 +11,23 @@
 
 typedef struct { uint64_t t, seq; int live; } ref_ev;
 
-static uint64_t rng(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return *s >> 33;
-}
-
 START_TEST(calq_matches_heap_order)
 {
     static ref_ev ref[NREF];
     npu_calq q;
     npu_calq_init(&q);
-    uint64_t seed = 12345, now = 0, seq = 0;
+    npu_rng seed = { 12345 };
+    uint64_t now = 0, seq = 0;
     size_t nref = 0, live = 0, pops = 0;
     for (int step = 0; step < 200000; step++) {
-        uint64_t r = rng(&seed) % 100;
+        uint64_t r = npu_rng_next(&seed) % 100;
         if ((r < 55 || live == 0) && nref < NREF) {
             /* mostly near the last event taken, some beyond the window, a
              * few before it */
-            uint64_t k = rng(&seed) % 100, t;
-            if (k < 80) t = now + rng(&seed) % 1500;
-            else if (k < 95) t = now + 1000 + rng(&seed) % 100000;
-            else t = now > 50 ? now - rng(&seed) % 50 : now;
+            uint64_t k = npu_rng_next(&seed) % 100, t;
+            if (k < 80) t = now + npu_rng_next(&seed) % 1500;
+            else if (k < 95) t = now + 1000 + npu_rng_next(&seed) % 100000;
+            else t = now > 50 ? now - npu_rng_next(&seed) % 50 : now;
             ck_assert_int_eq(npu_calq_push(&q, t, seq, ~seq), 0);
             ref[nref++] = (ref_ev){ t, seq++, 1 };
             live++;
@@ -40,7 +35,7 @@ START_TEST(calq_matches_heap_order)
             /* the caller's promise: nothing earlier than t from now on */
             uint64_t nx = npu_calq_next(&q);
             if (nx != NPU_CALQ_NONE && nx > now) {
-                uint64_t t = now + rng(&seed) % (nx - now + 1);
+                uint64_t t = now + npu_rng_next(&seed) % (nx - now + 1);
                 npu_calq_advance(&q, t);
                 now = t;
             }

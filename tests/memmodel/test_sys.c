@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isa/npu_util.h"
 #include "memmodel/mem.h"
 #include "tests/memmodel/tmem.h"
 
@@ -185,10 +186,10 @@ static void early_run(int early, ans *a, uint64_t *before)
     mem_config c;
     mem_sys *s = small_sys(&c, a);
     mem_sys_set_early_answers(s, early);
-    uint64_t seed = 7;
+    npu_rng rng = { 7 };
     int told_early = 0;
     for (int i = 0; i < 200; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t seed = npu_rng_next(&rng);
         uint64_t at = (uint64_t)i * 37;
         mem_sys_advance_to(s, at);
         mem_req r = { .addr = ((seed >> 33) % 24) * 512 + ((seed >> 20) % 8) * 64, .bytes = 64,
