@@ -90,11 +90,10 @@ struct mem_sys {
     npu_calq q;                /* the events (sev: kind and a in one word, tag in the other) */
     uint64_t stamp;
     outq *out; size_t nout, capout, outh;     /* FIFO of atoms waiting for an HBM queue */
-    /* the head atom was refused (its HBM queue is full) and no HBM queue has
-     * lost an entry since (the HBM's accept epoch is still out_pops): it
-     * would be refused again */
-    int out_blocked;
-    uint64_t out_pops;
+    /* the HBM's accept epoch when it refused the head atom (its queue was
+     * full), NEVER while not refused: until some HBM queue loses an entry
+     * (the epoch moves) it would be refused again */
+    uint64_t out_refused;
     uint64_t now;              /* core cycle being processed */
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
     void (*done)(void *, uint64_t, uint64_t);
@@ -231,9 +230,9 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
 static void drain_out(mem_sys *s, int advancing)
 {
     if (!s->nout) return;    /* (called after every event: no clock conversion then) */
-    if (s->out_blocked) {
-        if (mem_hbm_accept_epoch(s->hbm) == s->out_pops) return;
-        s->out_blocked = 0;
+    if (s->out_refused != NEVER) {
+        if (mem_hbm_accept_epoch(s->hbm) == s->out_refused) return;
+        s->out_refused = NEVER;
     }
     uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
@@ -241,8 +240,7 @@ static void drain_out(mem_sys *s, int advancing)
         int ok = mem_hbm_offer(s->hbm, e->addr, e->is_write, e->tag, dc, NULL);
         if (ok < 0) { s->oom = 1; break; }
         if (!ok) {
-            s->out_blocked = 1;
-            s->out_pops = mem_hbm_accept_epoch(s->hbm);
+            s->out_refused = mem_hbm_accept_epoch(s->hbm);
             break;
         }
         s->outh = (s->outh + 1) & (s->capout - 1);
@@ -454,6 +452,7 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     mem_sys *s = npu_calloc(1, sizeof *s);
     if (!s) { npu_errf(d, NPU_ENOMEM, "mem_sys_new: out of memory"); return NULL; }
     npu_calq_init(&s->q);
+    s->out_refused = NEVER;
     s->cfg = *c;
     s->hbm = mem_hbm_new(c, d);
     if (!s->hbm) { npu_free(s); return NULL; }
