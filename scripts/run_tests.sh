@@ -1,7 +1,11 @@
 #!/bin/sh
 # Run every Check suite (BUILD/bin/test-*) and every end-to-end test
-# (tests/e2e/t_*.sh) of one build. Prints one line per test and a closing
+# (tests/e2e/t_*.sh) of one build, $NPU_TEST_JOBS at a time (default: the
+# host's CPU count; 1 runs them one after another). Prints one line per test
+# as it finishes, then the failures' log tails and a closing
 # "N passed, N failed" line; exits non-zero if anything failed.
+# Every test writes only below its own mktemp directory and its own log
+# (BUILD/test-logs/NAME.log), so any two can run side by side.
 # Usage: scripts/run_tests.sh BUILD [filter]
 BUILD=${1:-build}
 FILTER=${2:-}
@@ -10,28 +14,45 @@ cd "$ROOT" || exit 2
 export NPUSIM="$ROOT/$BUILD/bin/npusim" NPU_BUILD="$ROOT/$BUILD" NPU_ROOT="$ROOT"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-pass=0; fail=0; failed=""
+JOBS=${NPU_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$JOBS" in ''|*[!0-9]*|0) echo "run_tests: NPU_TEST_JOBS must be a positive integer, not '$JOBS'" >&2; exit 2 ;; esac
 LOG="$ROOT/$BUILD/test-logs"; mkdir -p "$LOG"
-run() {  # name command...
-    name=$1; shift
-    case "$name" in *"$FILTER"*) ;; *) return ;; esac
-    start=$(date +%s)
-    if timeout 900 "$@" >"$LOG/$name.log" 2>&1; then
-        pass=$((pass + 1)); st=PASS
-    else
-        fail=$((fail + 1)); st=FAIL; failed="$failed $name"
-    fi
-    printf '%-4s %-32s %3ss  %s\n' "$st" "$name" $(( $(date +%s) - start )) \
-        "$(grep -E '^[0-9]+%: Checks' "$LOG/$name.log" | tail -1)"
-    if [ $st = FAIL ]; then tail -25 "$LOG/$name.log" | sed 's/^/     | /'; fi
-}
+export LOG
+
+# the tests to run: "NAME COMMAND..." lines
+list="$LOG/.list"; : > "$list"
 for t in "$BUILD"/bin/test-*; do
     [ -x "$t" ] || continue
-    run "$(basename "$t")" "$t"
+    name=$(basename "$t")
+    case "$name" in *"$FILTER"*) echo "$name $t" >> "$list" ;; esac
 done
 for t in tests/e2e/t_*.sh; do
     [ -f "$t" ] || continue
-    run "e2e-$(basename "$t" .sh)" sh "$t"
+    name="e2e-$(basename "$t" .sh)"
+    case "$name" in *"$FILTER"*) echo "$name sh $t" >> "$list" ;; esac
 done
+while read -r name _; do rm -f "$LOG/$name.status"; done < "$list"
+
+# xargs runs up to JOBS of these at once; each prints its line when done
+# (one short printf: lines of parallel tests do not interleave)
+# shellcheck disable=SC2016 # expanded by the inner sh
+xargs -P "$JOBS" -L 1 sh -c '
+    name=$1; shift
+    start=$(date +%s)
+    if timeout 900 "$@" >"$LOG/$name.log" 2>&1; then st=PASS; else st=FAIL; fi
+    line=$(printf "%-4s %-32s %3ss  %s" "$st" "$name" $(( $(date +%s) - start )) \
+        "$(grep -E "^[0-9]+%: Checks" "$LOG/$name.log" | tail -1)")
+    echo "$line" > "$LOG/$name.status"
+    echo "$line"
+' run_test < "$list"
+
+pass=0; fail=0; failed=""
+while read -r name _; do
+    case "$(cat "$LOG/$name.status" 2>/dev/null)" in
+    PASS*) pass=$((pass + 1)) ;;
+    *)     fail=$((fail + 1)); failed="$failed $name"
+           echo "FAIL $name:"; tail -25 "$LOG/$name.log" 2>/dev/null | sed 's/^/     | /' ;;
+    esac
+done < "$list"
 echo "[$BUILD] $pass passed, $fail failed"
 [ $fail -eq 0 ] || { echo "failed:$failed"; exit 1; }
