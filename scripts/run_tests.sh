@@ -31,6 +31,18 @@ for t in tests/e2e/t_*.sh; do
     name="e2e-$(basename "$t" .sh)"
     case "$name" in *"$FILTER"*) echo "$name sh $t" >> "$list" ;; esac
 done
+# slowest first (by the last run of this build, else of build/), so that
+# the long ones do not end the run alone on one CPU; the summary keeps
+# the list's order
+sched="$LOG/.sched"; : > "$sched"
+while read -r name cmd; do
+    secs=0
+    for f in "$LOG/$name.status" "$ROOT/build/test-logs/$name.status"; do
+        if [ -f "$f" ]; then secs=$(awk '{ sub(/s$/, "", $3); print $3 + 0; exit }' "$f"); break; fi
+    done
+    echo "$secs $name $cmd" >> "$sched"
+done < "$list"
+sort -s -k1,1nr "$sched" | cut -d' ' -f2- > "$sched.sorted"
 while read -r name _; do rm -f "$LOG/$name.status"; done < "$list"
 
 # xargs runs up to JOBS of these at once; each prints its line when done
@@ -44,7 +56,7 @@ xargs -P "$JOBS" -L 1 sh -c '
         "$(grep -E "^[0-9]+%: Checks" "$LOG/$name.log" | tail -1)")
     echo "$line" > "$LOG/$name.status"
     echo "$line"
-' run_test < "$list"
+' run_test < "$sched.sorted"
 
 pass=0; fail=0; failed=""
 while read -r name _; do
