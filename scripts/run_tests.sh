@@ -19,36 +19,32 @@ case "$JOBS" in ''|*[!0-9]*|0) echo "run_tests: NPU_TEST_JOBS must be a positive
 LOG="$ROOT/$BUILD/test-logs"; mkdir -p "$LOG"
 export LOG
 
-# the tests to run: "NAME COMMAND..." lines
-list="$LOG/.list"; : > "$list"
-for t in "$BUILD"/bin/test-*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
-    case "$name" in *"$FILTER"*) echo "$name $t" >> "$list" ;; esac
-done
-for t in tests/e2e/t_*.sh; do
-    [ -f "$t" ] || continue
-    name="e2e-$(basename "$t" .sh)"
-    case "$name" in *"$FILTER"*) echo "$name sh $t" >> "$list" ;; esac
-done
-# slowest first (by the last run of this build, else of build/), so that
-# the long ones do not end the run alone on one CPU; the summary keeps
-# the list's order
-sched="$LOG/.sched"; : > "$sched"
-while read -r name cmd; do
+# The tests, in list order (for the summary) and slowest first (for xargs,
+# so the long ones do not end the run alone on one CPU): the seconds of the
+# last run of this build, else of build/, read off its status line.
+list="$LOG/.list"; sched="$LOG/.sched"; : > "$list"; : > "$sched"
+add() {  # name command...
+    name=$1
+    case "$name" in *"$FILTER"*) ;; *) return ;; esac
     secs=0
     for f in "$LOG/$name.status" "$ROOT/build/test-logs/$name.status"; do
         if [ -f "$f" ]; then secs=$(awk '{ sub(/s$/, "", $3); print $3 + 0; exit }' "$f"); break; fi
     done
-    echo "$secs $name $cmd" >> "$sched"
-done < "$list"
-sort -s -k1,1nr "$sched" | cut -d' ' -f2- > "$sched.sorted"
-while read -r name _; do rm -f "$LOG/$name.status"; done < "$list"
+    rm -f "$LOG/$name.status"
+    echo "$*" >> "$list"
+    echo "$secs $*" >> "$sched"
+}
+for t in "$BUILD"/bin/test-*; do
+    [ -x "$t" ] && add "$(basename "$t")" "$t"
+done
+for t in tests/e2e/t_*.sh; do
+    [ -f "$t" ] && add "e2e-$(basename "$t" .sh)" sh "$t"
+done
 
 # xargs runs up to JOBS of these at once; each prints its line when done
-# (one short printf: lines of parallel tests do not interleave)
+# (one short line in one write: the lines of parallel tests do not mix)
 # shellcheck disable=SC2016 # expanded by the inner sh
-xargs -P "$JOBS" -L 1 sh -c '
+xargs -r -P "$JOBS" -L 1 sh -c '
     name=$1; shift
     start=$(date +%s)
     if timeout 900 "$@" >"$LOG/$name.log" 2>&1; then st=PASS; else st=FAIL; fi
@@ -56,7 +52,9 @@ xargs -P "$JOBS" -L 1 sh -c '
         "$(grep -E "^[0-9]+%: Checks" "$LOG/$name.log" | tail -1)")
     echo "$line" > "$LOG/$name.status"
     echo "$line"
-' run_test < "$sched.sorted"
+' run_test <<EOF
+$(sort -s -k1,1nr "$sched" | cut -d' ' -f2-)
+EOF
 
 pass=0; fail=0; failed=""
 while read -r name _; do
