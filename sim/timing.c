@@ -129,22 +129,19 @@ static uint64_t mem_next_ev(tm_mem *m)
 }
 
 /* The fixed port: one FCFS server of `bw` bytes per cycle shared by every
- * core, then a fixed latency. Completions are delivered from a heap in
- * (cycle, submission) order. */
-typedef struct tm_fixed_done { uint64_t t, seq, tag; } tm_fixed_done;
+ * core, then a fixed latency. The server's free time only grows and the
+ * latency is one number, so answers are due in submission order: they wait
+ * in a FIFO (a ring that doubles when full) and are delivered from its head
+ * in (cycle, submission) order. */
+typedef struct tm_fixed_done { uint64_t t, tag; } tm_fixed_done;
 typedef struct tm_fixed {
     double bw, free_at;
-    uint64_t lat, seq;
+    uint64_t lat;
     tm_fixed_done *a;
-    size_t n, cap;
+    size_t head, n, cap;   /* cap: 0 or a power of two */
     tm_done_fn done;
     void *user;
 } tm_fixed;
-
-static int fx_less(const tm_fixed_done *x, const tm_fixed_done *y)
-{
-    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
-}
 
 static uint64_t fixed_accept_epoch(void *impl)
 {
@@ -160,45 +157,30 @@ static npu_status fixed_submit(void *impl, uint64_t addr, uint32_t bytes, int is
     *taken = 1;   /* the port refuses nothing */
     double start = f->free_at > (double)cycle ? f->free_at : (double)cycle;
     f->free_at = start + (double)bytes / f->bw;
-    tm_fixed_done e = { (uint64_t)ceil(f->free_at - 1e-9) + f->lat, f->seq++, tag };
     if (f->n == f->cap) {
         size_t nc = f->cap ? f->cap * 2 : 256;
-        tm_fixed_done *na = npu_realloc(f->a, nc * sizeof *na);
+        tm_fixed_done *na = npu_malloc(nc * sizeof *na);
         if (!na)
             return npu_errf(d, NPU_ENOMEM, "timing: out of memory (GM port queue)");
+        for (size_t i = 0; i < f->n; i++)
+            na[i] = f->a[(f->head + i) & (f->cap - 1)];
+        npu_free(f->a);
         f->a = na;
+        f->head = 0;
         f->cap = nc;
     }
-    size_t i = f->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!fx_less(&e, &f->a[p]))
-            break;
-        f->a[i] = f->a[p];
-        i = p;
-    }
-    f->a[i] = e;
+    f->a[(f->head + f->n++) & (f->cap - 1)] =
+        (tm_fixed_done){ (uint64_t)ceil(f->free_at - 1e-9) + f->lat, tag };
     return NPU_OK;
 }
 
 static void fixed_advance_to(void *impl, uint64_t cycle)
 {
     tm_fixed *f = impl;
-    while (f->n && f->a[0].t <= cycle) {
-        tm_fixed_done top = f->a[0], last = f->a[--f->n];
-        size_t i = 0;
-        for (;;) {
-            size_t l = 2 * i + 1, r = l + 1, m = i;
-            const tm_fixed_done *mv = &last;
-            if (l < f->n && fx_less(&f->a[l], mv)) { m = l; mv = &f->a[l]; }
-            if (r < f->n && fx_less(&f->a[r], mv)) { m = r; }
-            if (m == i)
-                break;
-            f->a[i] = f->a[m];
-            i = m;
-        }
-        if (f->n)
-            f->a[i] = last;
+    while (f->n && f->a[f->head].t <= cycle) {
+        tm_fixed_done top = f->a[f->head];
+        f->head = (f->head + 1) & (f->cap - 1);
+        f->n--;
         f->done(f->user, top.tag, top.t);
     }
 }
@@ -206,7 +188,7 @@ static void fixed_advance_to(void *impl, uint64_t cycle)
 static uint64_t fixed_next_event(void *impl)
 {
     tm_fixed *f = impl;
-    return f->n ? f->a[0].t : TM_NONE;
+    return f->n ? f->a[f->head].t : TM_NONE;
 }
 
 static void fixed_free(void *impl)
