@@ -33,6 +33,9 @@ static void usage(FILE *f)
         "  run options    as npusim run: --arg, --inout, --out, --expect (numerics), --rtol,\n"
         "                 --atol, --cores, --mode, --entry, --config, --set, --max-cycles\n"
         "\n"
+        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
+        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "\n"
         "exit status: 0 clean, 1 findings (or an output mismatch), 2 bad input\n");
 }
 
@@ -119,7 +122,9 @@ int sim_cmd_check(int argc, char **argv)
     }
     npu_run_opts ro = {mode_of(l.mode), l.max_cycles, max_insns};
     int ran_ok = 0;
+    sim_cmd_progress(s, "npusim check");
     st = sim_chk_run(c, &ro, &ran_ok, &d);
+    sim_cmd_progress_end();
     if (st) {
         fprintf(stderr, "npusim check: %s\n", d.msg);
         goto out;

@@ -34,4 +34,12 @@ npu_status sim_cmd_save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu
 int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng, const char **v,
                 int *step);
 
+/* A status line on stderr while s runs ("npusim CMD: 1.23 M cycles, ...",
+ * every half second once the run has taken 2 s), when stderr is a
+ * terminal; $NPUSIM_PROGRESS=0 never, any other value always. A pipe or a
+ * file gets nothing. sim_cmd_progress_end erases the line (call it when
+ * the run returns, before printing anything). */
+void sim_cmd_progress(npu_sim *s, const char *cmd);
+void sim_cmd_progress_end(void);
+
 #endif

@@ -45,6 +45,9 @@ static void usage(FILE *f)
         "  -q, --quiet            no summary line\n"
         "  -h, --help             this help\n"
         "\n"
+        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
+        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "\n"
         "exit status: 0 ran to the end, 1 fault/deadlock/watchdog (trace of what ran\n"
         "written), 2 bad input or the trace could not be written\n",
         REC_DEFAULT_INTERVAL);
@@ -140,7 +143,9 @@ int sim_cmd_record(int argc, char **argv)
     ro.nodata = l.mode == LAUNCH_MODE_TIMING;
     ro.max_cycles = l.max_cycles;
     sim_rec_result res;
+    sim_cmd_progress(s, "npusim record");
     st = sim_record_run(s, out, &ro, &res, &d);
+    sim_cmd_progress_end();
     for (size_t k = 0; k < npu_sim_nfindings(s); k++)
         fprintf(stderr, "npusim record: warning: %s\n", npu_sim_finding(s, k)->msg);
     if (st) {

@@ -49,6 +49,8 @@ static void usage(FILE *f)
         "environment: NPUSIM_THREADS=N|auto  host threads of a perf run (default auto: 2 on a\n"
         "                              multi-CPU host, the unit data computed beside the timing\n"
         "                              engine; 1: one thread); results are the same either way\n"
+        "             NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
+        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
         "\n"
         "exit status: 0 all outputs match, 1 a mismatch, 2 bad input or a kernel fault\n",
         LAUNCH_DEFAULT_RTOL, LAUNCH_DEFAULT_ATOL, (unsigned long long)NPU_DEFAULT_MAX_INSNS);
@@ -204,7 +206,9 @@ int sim_cmd_run(int argc, char **argv)
         goto out;
     }
     npu_run_opts ro = {mode_of(l.mode), l.max_cycles, max_insns};
+    sim_cmd_progress(s, "npusim run");
     st = npu_sim_run(s, &ro, &d);
+    sim_cmd_progress_end();
     for (size_t k = 0; k < npu_sim_nfindings(s); k++)
         fprintf(stderr, "npusim run: warning: %s\n", npu_sim_finding(s, k)->msg);
     if (st) {

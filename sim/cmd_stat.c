@@ -57,6 +57,9 @@ static void usage(FILE *f)
         "  --list         list events, groups and derived metrics\n"
         "  -h, --help     this help\n"
         "\n"
+        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
+        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "\n"
         "exit status: 0 ok, 1 --check found an inconsistency, 2 bad input or a kernel fault\n");
 }
 
@@ -763,8 +766,11 @@ int sim_cmd_stat(int argc, char **argv)
     k.iv.width = interval;
     int rc = 2;
     npu_status st = sim_cmd_setup(&l, "stat", &s, &d);
-    if (!st)
+    if (!st) {
+        sim_cmd_progress(s, "npusim stat");
         st = run_observed(s, &k, l.mode == LAUNCH_MODE_TIMING, l.max_cycles, 0, &d);
+        sim_cmd_progress_end();
+    }
     if (s)
         for (size_t f = 0; f < npu_sim_nfindings(s); f++)
             fprintf(stderr, "npusim stat: warning: %s\n", npu_sim_finding(s, f)->msg);

@@ -192,6 +192,9 @@ static int run_direct(sw_args *a, const char *exe, sweep_point *pts, size_t n)
     }
     int tty = isatty(2), rc = 0;
     size_t next = 0, done = 0, running = 0, notok = 0;
+    /* the points' own status lines would land in the stderr we read their
+     * messages from: the sweep's line is the one to show */
+    setenv("NPUSIM_PROGRESS", "0", 1);
     npu_diag d = { 0 };
     for (long i = 0; i < j; i++)
         sl[i].pid = 0;

@@ -79,6 +79,23 @@ void npu_sim_clear_args(npu_sim *s);
  * run are readable until the next run or load. */
 npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d);
 
+/* Progress of a run in progress, for a front end's status line (npusim's
+ * commands print one on a terminal). The library never prints: it calls
+ * fn from inside npu_sim_run (and the stat/record/check runs built on it),
+ * on the calling thread, at most once per period_ms of host wall time, the
+ * first time period_ms after the run started; never in a run shorter than
+ * that. NULL fn turns it off (the default). It only reads the clock, so
+ * results never depend on it. */
+typedef struct npu_progress {
+    npu_mode mode;
+    uint64_t insns;         /* instructions retired, all cores */
+    uint64_t cycles;        /* perf/timing: simulated cycle reached (func: 0) */
+    int cores_done, ncores; /* cores ended */
+    double host_seconds;    /* wall time since the run started */
+} npu_progress;
+typedef void (*npu_progress_fn)(void *user, const npu_progress *p);
+void npu_sim_set_progress(npu_sim *s, npu_progress_fn fn, void *user, unsigned period_ms);
+
 /* Host threads a perf-mode run uses: $NPUSIM_THREADS, a positive integer
  * (1: everything on the calling thread; 2 or more: unit data is computed
  * on a second thread while the timing engine goes on, docs/timing.md), or

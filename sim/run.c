@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/sim_int.h"
 #include "sim/timing.h"
@@ -144,6 +145,42 @@ void sim_sync_findings(npu_sim *s)
     }
 }
 
+/* ---- progress ------------------------------------------------------------- */
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void npu_sim_set_progress(npu_sim *s, npu_progress_fn fn, void *user, unsigned period_ms)
+{
+    s->prog.fn = fn;
+    s->prog.user = user;
+    s->prog.period = (period_ms ? period_ms : 1) * 1e-3;
+}
+
+void sim_progress_start(npu_sim *s)
+{
+    if (s->prog.fn) {
+        s->prog.start = wall_now();
+        s->prog.next = s->prog.start + s->prog.period;
+    }
+}
+
+void sim_progress_poll(npu_sim *s, uint64_t cycles, int cores_done)
+{
+    double now = wall_now();
+    if (!s->prog.fn || now < s->prog.next)
+        return;
+    s->prog.next = now + s->prog.period;
+    npu_progress p = { s->mode, 0, cycles, cores_done, s->ncores, now - s->prog.start };
+    for (int i = 0; i < s->ncores; i++)
+        p.insns += s->cores[i].insns;
+    s->prog.fn(s->prog.user, &p);
+}
+
 /* ---- func mode ------------------------------------------------------------ */
 
 static npu_status watchdog(npu_sim *s, int core, npu_diag *d)
@@ -159,6 +196,8 @@ static npu_status watchdog(npu_sim *s, int core, npu_diag *d)
         *d = tmp;
     return NPU_ETIMEOUT;
 }
+
+#define SIM_PROGRESS_CHUNK (1u << 20)   /* func-mode instructions between progress polls */
 
 npu_status sim_run_func(npu_sim *s, npu_diag *d)
 {
@@ -178,10 +217,18 @@ npu_status sim_run_func(npu_sim *s, npu_diag *d)
                     sim_op op;
                     st = sim_core_step(s, i, &op, d);
                 } else {
-                    st = sim_core_run(s, i, s->max_insns - c->insns, d);
+                    /* in chunks when someone watches the progress: the
+                     * same instructions in the same order, in pieces */
+                    uint64_t left = s->max_insns - c->insns;
+                    if (sim_progress_on(s) && left > SIM_PROGRESS_CHUNK)
+                        left = SIM_PROGRESS_CHUNK;
+                    st = sim_core_run(s, i, left, d);
                 }
                 if (st)
                     return st;
+                /* (stepwise: every 4096 instructions, the clock is the cost) */
+                if (sim_progress_on(s) && (!stepwise || (c->insns & 4095) == 0))
+                    sim_progress_poll(s, 0, ended);
             }
             if (c->state == SIM_CORE_ENDED)
                 ended++;
@@ -212,6 +259,7 @@ npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const ch
     s->faulted = 0;
     npu_diag_clear(&s->fault);
     s->cycles = 0;
+    sim_progress_start(s);
     if (s->tstats)
         sim_timing_stats_free(s->tstats);
     npu_status st = sim_place_args(s, d);

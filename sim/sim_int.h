@@ -291,6 +291,13 @@ struct npu_sim {
     /* PMU read hook of the counters part: value of counter idx with event sel */
     uint64_t (*pmu_read)(void *user, npu_sim *s, int core, int idx, uint64_t sel);
     void *pmu_user;
+    /* progress (npu_sim_set_progress): fn, and the wall clock (seconds)
+     * of the run's start and of the next report */
+    struct {
+        npu_progress_fn fn;
+        void *user;
+        double period, start, next;
+    } prog;
     /* results */
     npu_finding *findings;
     size_t nfind, capfind;
@@ -306,6 +313,14 @@ struct npu_sim {
     uint64_t cur_pc;
     isa_pipe cur_pipe;
 };
+
+/* Progress (run.c): sim_progress_start at the start of a run; then, where
+ * sim_progress_on, sim_progress_poll every so often (it reads the clock:
+ * every few thousand events, or every chunk of func-mode instructions)
+ * calls the front end's function when its period has passed. */
+void sim_progress_start(npu_sim *s);
+static inline int sim_progress_on(const npu_sim *s) { return s->prog.fn != NULL; }
+void sim_progress_poll(npu_sim *s, uint64_t cycles, int cores_done);
 
 /* ===================================================================== *
  *  The executor (exec.c)

@@ -1457,6 +1457,8 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
     npu_status st = tm_init(&T);
     for (int c = 0; !st && c < T.ncores; c++)
         st = wake_scalar(&T, c, 0);
+    const int prog = sim_progress_on(s);
+    uint64_t next_poll = 4096;
 
     while (!st) {
         uint64_t tm_next = npu_calq_next(T.q);
@@ -1511,6 +1513,11 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             st = handle(&T, &e);
             if (!st && T.err)
                 st = T.err;
+        }
+        if (prog && stats->events >= next_poll) {
+            /* (every 4096 events or so: reading the clock is the cost) */
+            next_poll = stats->events + 4096;
+            sim_progress_poll(s, t, T.finished);
         }
     }
     /* a lost request nobody waited for (a posted write) ends the run

@@ -84,6 +84,11 @@ int main(int argc, char **argv)
                 getenv("NPUSIM_THREADS"));
         return 2;
     }
+    const char *pe = getenv("NPUSIM_PROGRESS");
+    if (pe && *pe && strcmp(pe, "0") && strcmp(pe, "1")) {
+        fprintf(stderr, "npusim: NPUSIM_PROGRESS='%s': expected 0 (never) or 1 (always)\n", pe);
+        return 2;
+    }
     if (!c) {
         fprintf(stderr, "npusim: unknown command '%s' (see npusim --help)\n", a);
         return 2;

@@ -221,6 +221,87 @@ START_TEST(vector_add_perf_mode)
 }
 END_TEST
 
+/* Progress reports (npu_sim_set_progress): called during a run that lasts
+ * longer than the period, with instructions and cycles that only grow,
+ * never in a run shorter than the period; and the run's results do not
+ * depend on it. */
+typedef struct {
+    int calls;
+    npu_progress last;
+    int monotone;
+} prog_seen;
+
+static void prog_cb(void *user, const npu_progress *p)
+{
+    prog_seen *ps = user;
+    if (ps->calls && (p->insns < ps->last.insns || p->cycles < ps->last.cycles ||
+                      p->host_seconds < ps->last.host_seconds || p->cores_done < ps->last.cores_done))
+        ps->monotone = 0;
+    ps->last = *p;
+    ps->calls++;
+}
+
+static const char *spin_src = ".text\n.globl main\nmain:\n  li t1, 0\n  li t2, ITERS\n"
+                              "l:\n  addi t1, t1, 1\n  blt t1, t2, l\n  halt\n";
+
+static void prog_run(npu_mode mode, long iters, unsigned period_ms, prog_seen *ps, uint64_t *insns,
+                     uint64_t *cycles)
+{
+    char src[256];
+    snprintf(src, sizeof src, "%s", spin_src);
+    char *at = strstr(src, "ITERS");
+    char num[24];
+    snprintf(num, sizeof num, "%ld", iters);
+    memmove(at + strlen(num), at + 5, strlen(at + 5) + 1);
+    memcpy(at, num, strlen(num));
+    npu_sim *s = t_sim_src(src, 2);
+    npu_diag d;
+    memset(ps, 0, sizeof *ps);
+    ps->monotone = 1;
+    if (period_ms)
+        npu_sim_set_progress(s, prog_cb, ps, period_ms);
+    npu_run_opts o = {mode, 0, 0};
+    npu_status st = npu_sim_run(s, &o, &d);
+    ck_assert_msg(st == NPU_OK, "%s", d.msg);
+    *insns = npu_sim_insns(s, -1);
+    *cycles = npu_sim_cycles(s);
+    npu_sim_free(s);
+}
+
+START_TEST(progress_reports)
+{
+    /* func: 2 cores x 2 x 3M instructions (chunks of 1M between polls) */
+    prog_seen on, off;
+    uint64_t i_on, c_on, i_off, c_off;
+    prog_run(NPU_MODE_FUNC, 3000000, 1, &on, &i_on, &c_on);
+    prog_run(NPU_MODE_FUNC, 3000000, 0, &off, &i_off, &c_off);
+    ck_assert_uint_eq(i_on, i_off);
+    ck_assert_uint_eq(i_on, 2 * (3 + 2 * 3000000ull));
+    ck_assert_int_eq(off.calls, 0);
+    ck_assert_int_gt(on.calls, 0);
+    ck_assert(on.monotone);
+    ck_assert_int_eq(on.last.mode, NPU_MODE_FUNC);
+    ck_assert_int_eq(on.last.ncores, 2);
+    ck_assert_uint_le(on.last.insns, i_on);
+    ck_assert_uint_gt(on.last.insns, 0);
+    ck_assert_uint_eq(on.last.cycles, 0);
+    ck_assert(on.last.host_seconds >= 0.001);
+    /* perf: the cycle reached grows too; the same cycles with and without */
+    prog_run(NPU_MODE_PERF, 200000, 1, &on, &i_on, &c_on);
+    prog_run(NPU_MODE_PERF, 200000, 0, &off, &i_off, &c_off);
+    ck_assert_uint_eq(i_on, i_off);
+    ck_assert_uint_eq(c_on, c_off);
+    ck_assert_int_gt(on.calls, 0);
+    ck_assert(on.monotone);
+    ck_assert_int_eq(on.last.mode, NPU_MODE_PERF);
+    ck_assert_uint_gt(on.last.cycles, 0);
+    ck_assert_uint_le(on.last.cycles, c_on);
+    /* a run shorter than the period reports nothing */
+    prog_run(NPU_MODE_PERF, 10, 60000, &on, &i_on, &c_on);
+    ck_assert_int_eq(on.calls, 0);
+}
+END_TEST
+
 START_TEST(alloc_failures_are_clean)
 {
     /* every allocation of create/load/bind/run may fail: an error, never a crash */
@@ -253,6 +334,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, tensor_overrun_faults);
     tcase_add_test(tc, vector_add_kernel);
     tcase_add_test(tc, vector_add_perf_mode);
+    tcase_add_test(tc, progress_reports);
     tcase_add_test(tc, alloc_failures_are_clean);
     suite_add_tcase(s, tc);
     return s;
