@@ -2,9 +2,11 @@
 #include "isa/npu_util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -325,4 +327,68 @@ npu_status npu_write_file_atomic(const char *path, const void *data, size_t len,
     }
     npu_free(tmp);
     return NPU_OK;
+}
+
+/* ---- a status line on a terminal ------------------------------------------ */
+
+#define TTY_AFTER_S 2.0    /* jobs shorter than this show nothing */
+#define TTY_PERIOD_S 0.5
+
+static struct {
+    int wanted;            /* -1 not yet asked */
+    double start, next;
+    int shown;
+} tty_line = { -1, 0, 0, 0 };
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int npu_tty_line_wanted(void)
+{
+    if (tty_line.wanted < 0) {
+        const char *e = getenv("NPUSIM_PROGRESS");
+        tty_line.wanted = e && *e ? strcmp(e, "0") != 0 : isatty(2);
+    }
+    return tty_line.wanted;
+}
+
+void npu_tty_line_start(void)
+{
+    tty_line.start = mono_now();
+    tty_line.next = tty_line.start + TTY_AFTER_S;
+    tty_line.shown = 0;
+}
+
+double npu_tty_line_seconds(void) { return mono_now() - tty_line.start; }
+
+int npu_tty_line_due(void)
+{
+    return npu_tty_line_wanted() && mono_now() >= tty_line.next;
+}
+
+void npu_tty_line(const char *fmt, ...)
+{
+    if (!npu_tty_line_due())
+        return;
+    tty_line.next = mono_now() + TTY_PERIOD_S;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("\r\033[K", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+    tty_line.shown = 1;
+}
+
+void npu_tty_line_end(void)
+{
+    if (tty_line.shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    tty_line.shown = 0;
 }

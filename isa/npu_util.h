@@ -82,6 +82,20 @@ int  npu_buf_append(npu_buf *b, const void *p, size_t n);  /* 0 ok, -1 oom */
 int  npu_buf_printf(npu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void npu_buf_free(npu_buf *b);
 
+/* A status line on stderr for a job that takes a while (docs/running.md,
+ * "Progress"): shown when $NPUSIM_PROGRESS is 1, or when it is unset or
+ * empty and stderr is a terminal; never when it is 0 (the commands refuse
+ * other values). npu_tty_line_start notes the job's start; npu_tty_line
+ * redraws the line (vprintf-style, "\r", erase, text), but only once the
+ * job has taken 2 s and at most every half second, and returns 1 if it
+ * drew; npu_tty_line_end erases a drawn line. One line per process. */
+int npu_tty_line_wanted(void);
+void npu_tty_line_start(void);
+int npu_tty_line_due(void);   /* 1: a redraw now would show */
+void npu_tty_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void npu_tty_line_end(void);
+double npu_tty_line_seconds(void);   /* since npu_tty_line_start */
+
 /* Deterministic PRNG (splitmix64), owned by whoever needs it. */
 typedef struct npu_rng { uint64_t s; } npu_rng;
 static inline uint64_t npu_rng_next(npu_rng *r)

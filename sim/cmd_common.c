@@ -3,9 +3,7 @@
 #include "sim/cmd_common.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "frontend/npy.h"
 
@@ -109,45 +107,26 @@ int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng,
 
 /* ---- progress on a terminal ----------------------------------------------- */
 
-/* One run at a time per process, so one static line. */
-static struct {
-    const char *cmd;
-    int shown; /* a line is on the terminal, to erase at the end */
-} prog_line;
-
-#define PROG_AFTER_S 2.0   /* runs shorter than this print nothing */
-#define PROG_PERIOD_MS 500
+static const char *prog_cmd;
 
 static void prog_print(void *user, const npu_progress *p)
 {
     (void)user;
-    if (p->host_seconds < PROG_AFTER_S)
-        return;
     char cyc[48] = "";
     if (p->mode != NPU_MODE_FUNC)
         snprintf(cyc, sizeof cyc, "%.2f M cycles, ", (double)p->cycles * 1e-6);
-    fprintf(stderr, "\r\033[K%s: %s%.1f M instructions, %d/%d cores done, %.1f s", prog_line.cmd,
-            cyc, (double)p->insns * 1e-6, p->cores_done, p->ncores, p->host_seconds);
-    fflush(stderr);
-    prog_line.shown = 1;
+    npu_tty_line("%s: %s%.1f M instructions, %d/%d cores done, %.1f s", prog_cmd, cyc,
+                 (double)p->insns * 1e-6, p->cores_done, p->ncores, p->host_seconds);
 }
 
 void sim_cmd_progress(npu_sim *s, const char *cmd)
 {
-    const char *e = getenv("NPUSIM_PROGRESS");
-    int on = e && *e ? strcmp(e, "0") != 0 : isatty(2);
-    if (!s || !on)
+    if (!s || !npu_tty_line_wanted())
         return;
-    prog_line.cmd = cmd;
-    prog_line.shown = 0;
-    npu_sim_set_progress(s, prog_print, NULL, PROG_PERIOD_MS);
+    prog_cmd = cmd;
+    npu_tty_line_start();
+    /* the library asks often; npu_tty_line draws after 2 s, twice a second */
+    npu_sim_set_progress(s, prog_print, NULL, 100);
 }
 
-void sim_cmd_progress_end(void)
-{
-    if (prog_line.shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
-    prog_line.shown = 0;
-}
+void sim_cmd_progress_end(void) { npu_tty_line_end(); }

@@ -57,6 +57,13 @@ static const ref_gen gens[] = {
 
 const ref_gen *ref_gens(void) { return gens; }
 
+void ref_progress(ref_ctx *c, double done)
+{
+    if (npu_tty_line_due())
+        npu_tty_line("npusim ref %s: %.0f %% of the reference, %.1f s", c->gen ? c->gen->name : "",
+                     done * 100.0, npu_tty_line_seconds());
+}
+
 const ref_gen *ref_gen_find(const char *name)
 {
     for (const ref_gen *g = gens; g->name; g++)
@@ -406,7 +413,9 @@ static void usage(FILE *f)
                "       npusim ref --list\n\n"
                "Writes DIR/<input>.npy, DIR/<output>_ref.npy (golden, computed in plain C), DIR/kernel.elf\n"
                "(the kernel assembled with the -D values it needs) and DIR/launch.json; then\n"
-               "`npusim run DIR/launch.json` runs the kernel and checks its outputs.\n\nkernels:\n");
+               "`npusim run DIR/launch.json` runs the kernel and checks its outputs. On a terminal a\n"
+               "generator that takes over 2 s shows its progress on stderr (NPUSIM_PROGRESS=0|1).\n\n"
+               "kernels:\n");
     for (const ref_gen *g = gens; g->name; g++)
         fprintf(f, "  %-12s %s\n  %-12s options: %s\n", g->name, g->summary, "", g->opts);
 }
@@ -513,7 +522,9 @@ int ref_cmd_ref(int argc, char **argv)
     c->rng.s = seed;
     npu_diag d;
     npu_diag_clear(&d);
+    npu_tty_line_start();
     npu_status st = g->fn(c, &d);
+    npu_tty_line_end();
     if (st) {
         /* generator messages already start with "ref NAME:" by convention */
         if (!strncmp(d.msg, "ref ", 4))

@@ -89,6 +89,7 @@ npu_status ref_gen_attention(ref_ctx *c, npu_diag *d)
                     acc += s[j] * ref_get(&v, (b * sk + j) * hd + e);
                 ref_put(&o, (b * sq + i) * hd + e, acc / l);
             }
+            ref_progress(c, (double)(b * sq + i + 1) / (double)(bh * sq));
         }
     npu_free(s);
     s = NULL;

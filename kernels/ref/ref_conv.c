@@ -109,6 +109,8 @@ npu_status ref_gen_conv2d(ref_ctx *c, npu_diag *d)
                         }
                     maxabs = fmax(maxabs, sa);
                     ref_put(&y, (((n * co1 + co / 16) * ho + oh) * wo + ow) * 16 + co % 16, s);
+                    if (ow == wo - 1)
+                        ref_progress(c, (double)((n * p.cout + co) * ho + oh + 1) / (double)(p.n * p.cout * ho));
                 }
 #undef WIDX
     double K = (double)(p.cin * p.kh * p.kw);

@@ -68,6 +68,7 @@ npu_status ref_gen_layernorm(ref_ctx *c, npu_diag *d)
         double rstd = 1.0 / sqrt(v / (double)len + eps);
         for (int64_t j = 0; j < len; j++)
             ref_put(&y, o + j, (ref_get(&x, o + j) - mean) * rstd * ref_get(&g, j) + ref_get(&b, j));
+        ref_progress(c, (double)(i + 1) / (double)rows);
     }
     int f16 = dt == ISA_DT_F16;
     if ((st = ref_in(c, "x", &x, d)))

@@ -49,6 +49,7 @@ npu_status ref_gen_softmax(ref_ctx *c, npu_diag *d)
             s += exp(ref_get(&x, o + j) - m);
         for (int64_t j = 0; j < len; j++)
             ref_put(&y, o + j, exp(ref_get(&x, o + j) - m) / s);
+        ref_progress(c, (double)(r + 1) / (double)rows);
     }
     int f16 = dt == ISA_DT_F16;
     if ((st = ref_in(c, "x", &x, d)))

@@ -197,6 +197,49 @@ START_TEST(t_cmd_gemm)
 }
 END_TEST
 
+/* The golden GEMM is computed in blocks (kernels/ref/ref_gemm.c, matmul)
+ * for speed; every element must still be the plain triple loop's: the sum
+ * over p in increasing order in double, rounded once. Sizes cross every
+ * block edge (64 rows, 512 columns, 256 values of k, the 4 x 4 register
+ * block) and leave remainders. */
+START_TEST(t_gemm_blocked_is_triple_loop)
+{
+    char tmpl[] = "/tmp/test_ref.XXXXXX", kd[512], out[600], p[700];
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    kernels_dir(kd, sizeof kd);
+    snprintf(out, sizeof out, "%s/g", tmpl);
+    const char *a[] = {"ref", "gemm", "--m", "70", "--n", "530", "--k", "301", "--dtype", "f16", "--out", "f32",
+                       "--seed", "9", "--kernels", kd, "-o", out};
+    ck_assert_int_eq(run_ref(a, (int)(sizeof a / sizeof a[0])), 0);
+    npy_tensor A, B, C;
+    npu_diag d;
+    snprintf(p, sizeof p, "%s/A.npy", out);
+    ck_assert_int_eq(npy_load(p, &A, &d), NPU_OK);
+    snprintf(p, sizeof p, "%s/B.npy", out);
+    ck_assert_int_eq(npy_load(p, &B, &d), NPU_OK);
+    snprintf(p, sizeof p, "%s/C_ref.npy", out);
+    ck_assert_int_eq(npy_load(p, &C, &d), NPU_OK);
+    ck_assert_int_eq(C.dtype, ISA_DT_F32);
+    long bad = 0;
+    for (int i = 0; i < 70; i++)
+        for (int j = 0; j < 530; j++) {
+            double s = 0;
+            for (int q = 0; q < 301; q++)
+                s += ref_get(&A, i * 301 + q) * ref_get(&B, q * 530 + j);
+            float want = (float)s, got = ((const float *)C.data)[i * 530 + j];
+            if (memcmp(&want, &got, sizeof want))
+                bad++;
+        }
+    ck_assert_int_eq(bad, 0);
+    npy_free(&A);
+    npy_free(&B);
+    npy_free(&C);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Bad command lines: usage errors exit 2, nothing is written. */
 START_TEST(t_cmd_errors)
 {
@@ -236,6 +279,7 @@ Suite *ref_suite(void)
     tcase_add_test(tc, t_rand);
     tcase_add_test(tc, t_panels);
     tcase_add_test(tc, t_cmd_gemm);
+    tcase_add_test(tc, t_gemm_blocked_is_triple_loop);
     tcase_add_test(tc, t_cmd_errors);
     suite_add_tcase(s, tc);
     return s;
