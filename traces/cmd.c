@@ -17,6 +17,8 @@ static const char usage_text[] =
     "                cycles per pipe, or stall cycles with --stalls\n"
     "        csv:    one row per event\n"
     "        --core, --from, --to restrict chrome and csv output\n"
+    "on a terminal, a read that takes over 2 s shows its progress on stderr\n"
+    "(NPUSIM_PROGRESS=0 never, 1 also in a pipe)\n"
     "exit status: 0 ok (a damaged trace that opens: its intact chunks, with a\n"
     "warning), 2 a file that is not a readable trace or a bad command line\n";
 
@@ -66,6 +68,23 @@ static void config_summary(const char *json)
     cJSON_Delete(j);
 }
 
+/* The status line of a long read (on a terminal, after 2 s); user: the
+ * command's name. */
+static void read_progress(void *user, uint64_t done, uint64_t total)
+{
+    if (npu_tty_line_due())
+        npu_tty_line("%s: %.0f %% of the trace read, %.1f s", (const char *)user,
+                     total ? 100.0 * (double)done / (double)total : 100.0, npu_tty_line_seconds());
+}
+
+static void progress_on(trc_reader *r, const char *cmd)
+{
+    if (npu_tty_line_wanted()) {
+        npu_tty_line_start();
+        trc_reader_set_progress(r, read_progress, (void *)cmd);
+    }
+}
+
 static int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
@@ -90,6 +109,7 @@ static int cmd_info(int argc, char **argv)
     }
     const trc_meta *m = trc_reader_meta(r);
     uint64_t per_kind[TRC_NKINDS] = { 0 }, n = 0, tmin = UINT64_MAX, tend = 0;
+    progress_on(r, "npusim trace info");
     trc_iter *it = trc_iter_new(r, NULL, &d);
     trc_event e;
     while (it && trc_iter_next(it, &e)) {
@@ -102,6 +122,7 @@ static int cmd_info(int argc, char **argv)
     trc_iter_free(it);
     if (st == NPU_OK)
         st = trc_reader_verify(r, &d);
+    npu_tty_line_end();
     if (st != NPU_OK) {
         fprintf(stderr, "npusim trace info: %s\n", d.msg);
         trc_close(r);
@@ -210,7 +231,9 @@ static int cmd_export(int argc, char **argv)
         fprintf(stderr, "npusim trace export: %s\n", d.msg);
         return 2;
     }
+    progress_on(r, "npusim trace export");
     npu_status st = trc_export_file(r, fmt, &o, out, &d);
+    npu_tty_line_end();
     if (st != NPU_OK) {
         fprintf(stderr, "npusim trace export: %s\n", d.msg);
         trc_close(r);

@@ -51,7 +51,15 @@ struct trc_reader {
     pthread_mutex_t mu;
     int mu_ok;
     char namebuf[32];
+    trc_progress_fn prog;       /* trc_reader_set_progress */
+    void *prog_user;
 };
+
+void trc_reader_set_progress(trc_reader *r, trc_progress_fn fn, void *user)
+{
+    r->prog = fn;
+    r->prog_user = user;
+}
 
 /* ---- damage --------------------------------------------------------------- */
 static void damage(trc_reader *r, uint64_t off, const char *fmt, ...)
@@ -1488,6 +1496,8 @@ void trc_iter_seek(trc_iter *it, uint64_t t)
 static int load_next(trc_iter *it)
 {
     size_t ci = it->cands[it->next++];
+    if (it->r->prog)
+        it->r->prog(it->r->prog_user, it->next, it->n_cands);
     cursor *c = it->n_spare ? it->spare[--it->n_spare] : npu_calloc(1, sizeof *c);
     if (!c) {
         it->st = npu_errf(&it->diag, NPU_ENOMEM, "out of memory loading a chunk");

@@ -196,6 +196,13 @@ unsigned trc_reader_version(const trc_reader *r);          /* major*100 + minor 
 /* Chunk-table totals from the chunk headers: events, stored and raw bytes. */
 void trc_reader_totals(const trc_reader *r, uint64_t *events, uint64_t *stored_bytes,
                        uint64_t *raw_bytes, uint64_t *n_chunks);
+/* Progress of the reader's iterators, for a front end's status line (the
+ * library never prints): fn(user, done, total) each time an iterator
+ * loads a chunk, done of the total chunks it will read, on the thread of
+ * that iterator (give a reader read on several threads a thread-safe fn).
+ * NULL turns it off (the default). */
+typedef void (*trc_progress_fn)(void *user, uint64_t done, uint64_t total);
+void trc_reader_set_progress(trc_reader *r, trc_progress_fn fn, void *user);
 /* Time range of all events: min start, max end (0,0 when empty). */
 void trc_reader_time_range(const trc_reader *r, uint64_t *t_min, uint64_t *t_end);
 /* Disassembly of pc, or NULL. */

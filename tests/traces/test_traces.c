@@ -319,6 +319,53 @@ START_TEST(filters_and_seek)
 }
 END_TEST
 
+/* trc_reader_set_progress: an iterator reports each chunk it loads, the
+ * count growing by one up to the total of chunks it reads; the events
+ * delivered are the same with the hook as without. */
+typedef struct { uint64_t calls, last_done, total; int ok; } prog_seen;
+static void prog_hook(void *user, uint64_t done, uint64_t total)
+{
+    prog_seen *p = user;
+    if (done != p->last_done + 1 || (p->calls && total != p->total) || done > total)
+        p->ok = 0;
+    p->last_done = done;
+    p->total = total;
+    p->calls++;
+}
+
+START_TEST(read_progress)
+{
+    make_tmpdir();
+    evbuf in = gen_events(50000, 12);
+    const char *p = tpath("p.npt");
+    write_trace(p, &in);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_msg(r != NULL, "%s", d.msg);
+    evbuf plain = read_all(r, NULL);
+    prog_seen ps = { 0, 0, 0, 1 };
+    trc_reader_set_progress(r, prog_hook, &ps);
+    evbuf seen = read_all(r, NULL);
+    ck_assert(ps.ok);
+    ck_assert_uint_gt(ps.calls, 1);
+    ck_assert_uint_eq(ps.last_done, ps.total);
+    uint64_t nev, stored, raw, nch;
+    trc_reader_totals(r, &nev, &stored, &raw, &nch);
+    ck_assert_uint_le(ps.total, nch);
+    ck_assert_uint_eq(seen.n, plain.n);
+    for (size_t i = 0; i < seen.n; i++)
+        REQUIRE(trc_event_equal(&seen.e[i], &plain.e[i]), "event %zu differs with the hook", i);
+    trc_reader_set_progress(r, NULL, NULL);
+    uint64_t before = ps.calls;
+    free(read_all(r, NULL).e);
+    ck_assert_uint_eq(ps.calls, before);
+    free(plain.e);
+    free(seen.e);
+    trc_close(r);
+    free(in.e);
+}
+END_TEST
+
 START_TEST(determinism)
 {
     make_tmpdir();
@@ -1227,6 +1274,7 @@ static Suite *traces_suite(void)
     tcase_add_checked_fixture(tc, NULL, rm_tmpdir);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, filters_and_seek);
+    tcase_add_test(tc, read_progress);
     tcase_add_test(tc, determinism);
     tcase_add_test(tc, discard_leaves_nothing);
     tcase_add_test(tc, truncation);
