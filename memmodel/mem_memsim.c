@@ -129,6 +129,11 @@ npu_status memsim_pattern(const char *pat, uint64_t n, uint64_t stride, uint64_t
     return NPU_OK;
 }
 
+/* Set by the memsim command on a terminal: memsim_run draws a status
+ * line (npu_tty_line) every 64 Ki lines offered. The library's other
+ * callers never set it. */
+static int ms_progress;
+
 npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, memsim_result *res, npu_diag *d)
 {
     memset(res, 0, sizeof *res);
@@ -171,7 +176,13 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
             if (ok < 0) { st = d ? d->status : NPU_EINVAL; goto out; }
             if (!ok) { blocked = 1; break; }
             k++;
-            if (++sub == per) { sub = 0; next++; }
+            if (++sub == per) {
+                sub = 0;
+                if ((++next & 0xffff) == 0 && ms_progress && npu_tty_line_due())
+                    npu_tty_line("npusim memsim: %.1f M of %.1f M lines offered, cycle %.2f M, %.1f s",
+                                 (double)next * 1e-6, (double)n * 1e-6, (double)now * 1e-6,
+                                 npu_tty_line_seconds());
+            }
         }
         uint64_t tn;
         if (next >= n) break;
@@ -418,6 +429,7 @@ static void usage(FILE *f)
         "  --check         replay the issued commands through the JEDEC timing checker\n"
         "  --time          print the host seconds of the simulation loop to stderr\n"
         "  --dump-commands print every issued command to stderr (implies --check)\n"
+        "on a terminal a replay over 2 s shows its progress on stderr (NPUSIM_PROGRESS=0|1)\n"
         "exit: 0 ok, 1 timing violations found, 2 bad input\n");
 }
 
@@ -507,7 +519,10 @@ int mem_cmd_memsim(int argc, char **argv)
         }
     }
     memsim_result r;
+    ms_progress = npu_tty_line_wanted();
+    npu_tty_line_start();
     npu_status st = memsim_run(&c, &t, check, &r, &d);
+    npu_tty_line_end();
     npu_free(t.req);
     if (st) { fprintf(stderr, "npusim memsim: %s\n", d.msg); memsim_result_free(&r); return 2; }
     if (json) {
