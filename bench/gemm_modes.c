@@ -17,7 +17,8 @@
  *
  * Prints one JSON object on stdout for scripts/bench.sh: seconds per mode
  * (CPU time of the process, so a loaded host does not inflate them; wall
- * time too, which perf mode's data worker, sim/defer.c, makes the smaller),, simulated cycles, the ratios. Inputs are zero tensors: the
+ * time too, which perf mode's data worker, sim/defer.c, makes the
+ * smaller), simulated cycles, the ratios. Inputs are zero tensors: the
  * timing of this kernel does not depend on data. */
 #include <inttypes.h>
 #include <stdio.h>
