@@ -340,7 +340,7 @@ static struct {
     int shown;
 } tty_line = { -1, 0, 0, 0 };
 
-static double mono_now(void)
+double npu_mono_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -358,23 +358,23 @@ int npu_tty_line_wanted(void)
 
 void npu_tty_line_start(void)
 {
-    tty_line.start = mono_now();
+    tty_line.start = npu_mono_s();
     tty_line.next = tty_line.start + TTY_AFTER_S;
     tty_line.shown = 0;
 }
 
-double npu_tty_line_seconds(void) { return mono_now() - tty_line.start; }
+double npu_tty_line_seconds(void) { return npu_mono_s() - tty_line.start; }
 
 int npu_tty_line_due(void)
 {
-    return npu_tty_line_wanted() && mono_now() >= tty_line.next;
+    return npu_tty_line_wanted() && npu_mono_s() >= tty_line.next;
 }
 
 void npu_tty_line(const char *fmt, ...)
 {
     if (!npu_tty_line_due())
         return;
-    tty_line.next = mono_now() + TTY_PERIOD_S;
+    tty_line.next = npu_mono_s() + TTY_PERIOD_S;
     va_list ap;
     va_start(ap, fmt);
     fputs("\r\033[K", stderr);

@@ -82,6 +82,9 @@ int  npu_buf_append(npu_buf *b, const void *p, size_t n);  /* 0 ok, -1 oom */
 int  npu_buf_printf(npu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void npu_buf_free(npu_buf *b);
 
+/* Seconds on the monotonic clock (host wall time for intervals). */
+double npu_mono_s(void);
+
 /* A status line on stderr for a job that takes a while (docs/running.md,
  * "Progress"): shown when $NPUSIM_PROGRESS is 1, or when it is unset or
  * empty and stderr is a terminal; never when it is 0 (the commands refuse

@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim/sim_int.h"
 #include "sim/timing.h"
@@ -147,13 +146,6 @@ void sim_sync_findings(npu_sim *s)
 
 /* ---- progress ------------------------------------------------------------- */
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void npu_sim_set_progress(npu_sim *s, npu_progress_fn fn, void *user, unsigned period_ms)
 {
     s->prog.fn = fn;
@@ -164,14 +156,14 @@ void npu_sim_set_progress(npu_sim *s, npu_progress_fn fn, void *user, unsigned p
 void sim_progress_start(npu_sim *s)
 {
     if (s->prog.fn) {
-        s->prog.start = wall_now();
+        s->prog.start = npu_mono_s();
         s->prog.next = s->prog.start + s->prog.period;
     }
 }
 
 void sim_progress_poll(npu_sim *s, uint64_t cycles, int cores_done)
 {
-    double now = wall_now();
+    double now = npu_mono_s();
     if (!s->prog.fn || now < s->prog.next)
         return;
     s->prog.next = now + s->prog.period;

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SWEEP_MAX_OUTPUT (64u << 20) /* a stat --json is kilobytes; bound a runaway child */
@@ -557,13 +556,6 @@ npu_status sweep_spawn(char *const argv[], pid_t *pid, int *out_fd, int *err_fd,
     return NPU_OK;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Drain fd into b; 1 at EOF, 0 if more may come. Past the cap, bytes are dropped. */
 static int drain(int fd, npu_buf *b)
 {
@@ -607,7 +599,7 @@ static npu_status run_child(char *const argv[], double deadline, child_res *r, n
             pf[n++] = (struct pollfd){ fe, POLLIN, 0 };
         int ms = -1;
         if (deadline > 0 && !r->timed_out) {
-            double left = deadline - now_s();
+            double left = deadline - npu_mono_s();
             if (left <= 0) {
                 kill(pid, SIGKILL); /* our own child, by its pid */
                 r->timed_out = 1;
@@ -709,7 +701,7 @@ npu_status sweep_run_point(const char *exe, const sweep_point *p, size_t index, 
                            const sweep_opts *o, cJSON **rec, npu_diag *d)
 {
     *rec = NULL;
-    double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
+    double deadline = o->timeout_s > 0 ? npu_mono_s() + o->timeout_s : 0;
     argv_b a = { 0 };
     av_push(&a, exe);
     av_push(&a, "stat");
