@@ -347,11 +347,19 @@ double npu_mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int npu_progress_setting(void)
+{
+    const char *e = getenv("NPUSIM_PROGRESS");
+    if (!e || !*e)
+        return -1;
+    return !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -2;
+}
+
 int npu_tty_line_wanted(void)
 {
     if (tty_line.wanted < 0) {
-        const char *e = getenv("NPUSIM_PROGRESS");
-        tty_line.wanted = e && *e ? strcmp(e, "0") != 0 : isatty(2);
+        int set = npu_progress_setting();
+        tty_line.wanted = set >= 0 ? set : isatty(2);
     }
     return tty_line.wanted;
 }

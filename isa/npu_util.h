@@ -85,13 +85,17 @@ void npu_buf_free(npu_buf *b);
 /* Seconds on the monotonic clock (host wall time for intervals). */
 double npu_mono_s(void);
 
+/* $NPUSIM_PROGRESS: 0 never, 1 always, -1 unset or empty (a terminal
+ * decides), -2 any other value (the commands refuse it; the status line
+ * then behaves as unset). */
+int npu_progress_setting(void);
+
 /* A status line on stderr for a job that takes a while (docs/running.md,
- * "Progress"): shown when $NPUSIM_PROGRESS is 1, or when it is unset or
- * empty and stderr is a terminal; never when it is 0 (the commands refuse
- * other values). npu_tty_line_start notes the job's start; npu_tty_line
+ * "Progress"): shown per npu_progress_setting, unset meaning when stderr
+ * is a terminal. npu_tty_line_start notes the job's start; npu_tty_line
  * redraws the line (vprintf-style, "\r", erase, text), but only once the
- * job has taken 2 s and at most every half second, and returns 1 if it
- * drew; npu_tty_line_end erases a drawn line. One line per process. */
+ * job has taken 2 s and at most every half second; npu_tty_line_end
+ * erases a drawn line. One line per process. */
 int npu_tty_line_wanted(void);
 void npu_tty_line_start(void);
 int npu_tty_line_due(void);   /* 1: a redraw now would show */

@@ -33,8 +33,7 @@ static void usage(FILE *f)
         "  run options    as npusim run: --arg, --inout, --out, --expect (numerics), --rtol,\n"
         "                 --atol, --cores, --mode, --entry, --config, --set, --max-cycles\n"
         "\n"
-        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
-        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "environment: " SIM_CMD_PROGRESS_HELP
         "\n"
         "exit status: 0 clean, 1 findings (or an output mismatch), 2 bad input\n");
 }

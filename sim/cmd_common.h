@@ -34,11 +34,13 @@ npu_status sim_cmd_save_outputs(npu_sim *s, const launch_desc *l, int quiet, npu
 int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng, const char **v,
                 int *step);
 
-/* A status line on stderr while s runs ("npusim CMD: 1.23 M cycles, ...",
- * every half second once the run has taken 2 s), when stderr is a
- * terminal; $NPUSIM_PROGRESS=0 never, any other value always. A pipe or a
- * file gets nothing. sim_cmd_progress_end erases the line (call it when
- * the run returns, before printing anything). */
+/* A status line on stderr while s runs ("npusim CMD: 1.23 M cycles, ..."),
+ * drawn by npu_tty_line (isa/npu_util.h says when). sim_cmd_progress_end
+ * erases it (call it when the run returns, before printing anything).
+ * SIM_CMD_PROGRESS_HELP: the environment line of the commands' --help. */
+#define SIM_CMD_PROGRESS_HELP                                                 \
+    "NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"     \
+    "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
 void sim_cmd_progress(npu_sim *s, const char *cmd);
 void sim_cmd_progress_end(void);
 

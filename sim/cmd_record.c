@@ -45,8 +45,7 @@ static void usage(FILE *f)
         "  -q, --quiet            no summary line\n"
         "  -h, --help             this help\n"
         "\n"
-        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
-        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "environment: " SIM_CMD_PROGRESS_HELP
         "\n"
         "exit status: 0 ran to the end, 1 fault/deadlock/watchdog (trace of what ran\n"
         "written), 2 bad input or the trace could not be written\n",

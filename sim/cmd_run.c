@@ -49,8 +49,7 @@ static void usage(FILE *f)
         "environment: NPUSIM_THREADS=N|auto  host threads of a perf run (default auto: 2 on a\n"
         "                              multi-CPU host, the unit data computed beside the timing\n"
         "                              engine; 1: one thread); results are the same either way\n"
-        "             NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
-        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "             " SIM_CMD_PROGRESS_HELP
         "\n"
         "exit status: 0 all outputs match, 1 a mismatch, 2 bad input or a kernel fault\n",
         LAUNCH_DEFAULT_RTOL, LAUNCH_DEFAULT_ATOL, (unsigned long long)NPU_DEFAULT_MAX_INSNS);

@@ -57,8 +57,7 @@ static void usage(FILE *f)
         "  --list         list events, groups and derived metrics\n"
         "  -h, --help     this help\n"
         "\n"
-        "environment: NPUSIM_PROGRESS=0|1  a status line on stderr once a run takes 2 s\n"
-        "                              (on a terminal by default; 0 never, 1 also in a pipe)\n"
+        "environment: " SIM_CMD_PROGRESS_HELP
         "\n"
         "exit status: 0 ok, 1 --check found an inconsistency, 2 bad input or a kernel fault\n");
 }

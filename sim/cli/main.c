@@ -84,9 +84,9 @@ int main(int argc, char **argv)
                 getenv("NPUSIM_THREADS"));
         return 2;
     }
-    const char *pe = getenv("NPUSIM_PROGRESS");
-    if (pe && *pe && strcmp(pe, "0") && strcmp(pe, "1")) {
-        fprintf(stderr, "npusim: NPUSIM_PROGRESS='%s': expected 0 (never) or 1 (always)\n", pe);
+    if (npu_progress_setting() == -2) {
+        fprintf(stderr, "npusim: NPUSIM_PROGRESS='%s': expected 0 (never) or 1 (always)\n",
+                getenv("NPUSIM_PROGRESS"));
         return 2;
     }
     if (!c) {

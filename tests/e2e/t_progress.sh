@@ -57,6 +57,11 @@ grep -Eq '^.\[Knpusim run: [0-9.]+ M instructions, 0/1 cores done, [0-9.]+ s$' "
 [ "$(tail -c 4 "$tmp/err" | od -An -c | tr -d ' ')" = '\r033[K' ] \
     || fail "the line is not erased at the end: $(cat -v "$tmp/err" | tail -c 80)"
 
+# a value other than 0 or 1 is refused, naming it
+NPUSIM_PROGRESS=yes "$NPUSIM" run --mode func --cores 1 "$tmp/spin.elf" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "NPUSIM_PROGRESS=yes: exit status not 2"
+grep -q "NPUSIM_PROGRESS='yes': expected 0 (never) or 1 (always)" "$tmp/err" || fail "bad value: $(cat "$tmp/err")"
+
 # a real terminal, if script(1) is here to make one
 if command -v script >/dev/null 2>&1; then
     NPUSIM_PROGRESS= script -qec "'$NPUSIM' run --mode func --cores 1 '$tmp/spin.elf'" \
