@@ -371,23 +371,20 @@ void npu_tty_line_start(void)
     tty_line.shown = 0;
 }
 
-double npu_tty_line_seconds(void) { return npu_mono_s() - tty_line.start; }
-
-int npu_tty_line_due(void)
-{
-    return npu_tty_line_wanted() && npu_mono_s() >= tty_line.next;
-}
-
 void npu_tty_line(const char *fmt, ...)
 {
-    if (!npu_tty_line_due())
+    if (!npu_tty_line_wanted())
         return;
-    tty_line.next = npu_mono_s() + TTY_PERIOD_S;
+    double now = npu_mono_s();
+    if (now < tty_line.next)
+        return;
+    tty_line.next = now + TTY_PERIOD_S;
     va_list ap;
     va_start(ap, fmt);
     fputs("\r\033[K", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    fprintf(stderr, ", %.1f s", now - tty_line.start);
     fflush(stderr);
     tty_line.shown = 1;
 }

@@ -93,15 +93,14 @@ int npu_progress_setting(void);
 /* A status line on stderr for a job that takes a while (docs/running.md,
  * "Progress"): shown per npu_progress_setting, unset meaning when stderr
  * is a terminal. npu_tty_line_start notes the job's start; npu_tty_line
- * redraws the line (vprintf-style, "\r", erase, text), but only once the
- * job has taken 2 s and at most every half second; npu_tty_line_end
- * erases a drawn line. One line per process. */
+ * redraws the line ("\r", erase, the vprintf-style text, ", 4.1 s" since
+ * the start), but only once the job has taken 2 s and at most every half
+ * second (else it returns at once, reading only the clock);
+ * npu_tty_line_end erases a drawn line. One line per process. */
 int npu_tty_line_wanted(void);
 void npu_tty_line_start(void);
-int npu_tty_line_due(void);   /* 1: a redraw now would show */
 void npu_tty_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void npu_tty_line_end(void);
-double npu_tty_line_seconds(void);   /* since npu_tty_line_start */
 
 /* Deterministic PRNG (splitmix64), owned by whoever needs it. */
 typedef struct npu_rng { uint64_t s; } npu_rng;

@@ -178,10 +178,9 @@ npu_status memsim_run(const mem_config *c, const memsim_trace *t, int check, mem
             k++;
             if (++sub == per) {
                 sub = 0;
-                if ((++next & 0xffff) == 0 && ms_progress && npu_tty_line_due())
-                    npu_tty_line("npusim memsim: %.1f M of %.1f M lines offered, cycle %.2f M, %.1f s",
-                                 (double)next * 1e-6, (double)n * 1e-6, (double)now * 1e-6,
-                                 npu_tty_line_seconds());
+                if ((++next & 0xffff) == 0 && ms_progress)
+                    npu_tty_line("npusim memsim: %.1f M of %.1f M lines offered, cycle %.2f M",
+                                 (double)next * 1e-6, (double)n * 1e-6, (double)now * 1e-6);
             }
         }
         uint64_t tn;

@@ -107,26 +107,23 @@ int sim_cmd_opt(int argc, char **argv, int i, const char *shrt, const char *lng,
 
 /* ---- progress on a terminal ----------------------------------------------- */
 
-static const char *prog_cmd;
-
+/* user: the command's name */
 static void prog_print(void *user, const npu_progress *p)
 {
-    (void)user;
     char cyc[48] = "";
     if (p->mode != NPU_MODE_FUNC)
         snprintf(cyc, sizeof cyc, "%.2f M cycles, ", (double)p->cycles * 1e-6);
-    npu_tty_line("%s: %s%.1f M instructions, %d/%d cores done, %.1f s", prog_cmd, cyc,
-                 (double)p->insns * 1e-6, p->cores_done, p->ncores, p->host_seconds);
+    npu_tty_line("%s: %s%.1f M instructions, %d/%d cores done", (const char *)user, cyc, (double)p->insns * 1e-6,
+                 p->cores_done, p->ncores);
 }
 
 void sim_cmd_progress(npu_sim *s, const char *cmd)
 {
     if (!s || !npu_tty_line_wanted())
         return;
-    prog_cmd = cmd;
     npu_tty_line_start();
     /* the library asks often; npu_tty_line draws after 2 s, twice a second */
-    npu_sim_set_progress(s, prog_print, NULL, 100);
+    npu_sim_set_progress(s, prog_print, (void *)cmd, 100);
 }
 
 void sim_cmd_progress_end(void) { npu_tty_line_end(); }

@@ -72,9 +72,8 @@ static void config_summary(const char *json)
  * command's name. */
 static void read_progress(void *user, uint64_t done, uint64_t total)
 {
-    if (npu_tty_line_due())
-        npu_tty_line("%s: %.0f %% of the trace read, %.1f s", (const char *)user,
-                     total ? 100.0 * (double)done / (double)total : 100.0, npu_tty_line_seconds());
+    npu_tty_line("%s: %.0f %% of the trace read", (const char *)user,
+                 total ? 100.0 * (double)done / (double)total : 100.0);
 }
 
 static void progress_on(trc_reader *r, const char *cmd)

@@ -59,9 +59,7 @@ const ref_gen *ref_gens(void) { return gens; }
 
 void ref_progress(ref_ctx *c, double done)
 {
-    if (npu_tty_line_due())
-        npu_tty_line("npusim ref %s: %.0f %% of the reference, %.1f s", c->gen->name,
-                     done * 100.0, npu_tty_line_seconds());
+    npu_tty_line("npusim ref %s: %.0f %% of the reference", c->gen->name, done * 100.0);
 }
 
 const ref_gen *ref_gen_find(const char *name)
