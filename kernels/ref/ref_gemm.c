@@ -102,6 +102,7 @@ static double *to_f64(const npy_tensor *t)
 #define MM_KB 256
 #define MM_R 4   /* mm_kernel's block */
 #define MM_C 4
+_Static_assert(MM_R == 4 && MM_C == 4, "mm_kernel is written out for a 4 x 4 block");
 typedef double mm_v2 __attribute__((vector_size(16)));
 
 static inline mm_v2 mm_load(const double *p)

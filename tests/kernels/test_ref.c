@@ -123,6 +123,22 @@ static void kernels_dir(char *out, size_t n)
     snprintf(out, n, "%s/kernels", root && *root ? root : ".");
 }
 
+/* DIR/NAME.npy into *t (the test fails if it does not load). */
+static void load_npy(const char *dir, const char *name, npy_tensor *t)
+{
+    char p[700];
+    npu_diag d;
+    snprintf(p, sizeof p, "%s/%s.npy", dir, name);
+    ck_assert_msg(npy_load(p, t, &d) == NPU_OK, "%s", d.msg);
+}
+
+static void rm_tree(const char *dir)
+{
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* npusim ref gemm in process: every file is made and launch.json is a
  * launch the parser accepts, with the arguments in kernel order. */
 START_TEST(t_cmd_gemm)
@@ -161,12 +177,9 @@ START_TEST(t_cmd_gemm)
     launch_free(&l);
     /* the golden C is A x B in double rounded once: check one element */
     npy_tensor A, B, C;
-    snprintf(p, sizeof p, "%s/A.npy", out);
-    ck_assert_int_eq(npy_load(p, &A, &d), NPU_OK);
-    snprintf(p, sizeof p, "%s/B.npy", out);
-    ck_assert_int_eq(npy_load(p, &B, &d), NPU_OK);
-    snprintf(p, sizeof p, "%s/C_ref.npy", out);
-    ck_assert_int_eq(npy_load(p, &C, &d), NPU_OK);
+    load_npy(out, "A", &A);
+    load_npy(out, "B", &B);
+    load_npy(out, "C_ref", &C);
     double s = 0;
     for (int q = 0; q < 50; q++)
         s += ref_get(&A, 7 * 50 + q) * ref_get(&B, q * 36 + 11);
@@ -191,9 +204,7 @@ START_TEST(t_cmd_gemm)
         npu_free(x);
         npu_free(y);
     }
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    rm_tree(tmpl);
 }
 END_TEST
 
@@ -204,7 +215,7 @@ END_TEST
  * block) and leave remainders. */
 START_TEST(t_gemm_blocked_is_triple_loop)
 {
-    char tmpl[] = "/tmp/test_ref.XXXXXX", kd[512], out[600], p[700];
+    char tmpl[] = "/tmp/test_ref.XXXXXX", kd[512], out[600];
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
     kernels_dir(kd, sizeof kd);
     snprintf(out, sizeof out, "%s/g", tmpl);
@@ -212,13 +223,9 @@ START_TEST(t_gemm_blocked_is_triple_loop)
                        "--seed", "9", "--kernels", kd, "-o", out};
     ck_assert_int_eq(run_ref(a, (int)(sizeof a / sizeof a[0])), 0);
     npy_tensor A, B, C;
-    npu_diag d;
-    snprintf(p, sizeof p, "%s/A.npy", out);
-    ck_assert_int_eq(npy_load(p, &A, &d), NPU_OK);
-    snprintf(p, sizeof p, "%s/B.npy", out);
-    ck_assert_int_eq(npy_load(p, &B, &d), NPU_OK);
-    snprintf(p, sizeof p, "%s/C_ref.npy", out);
-    ck_assert_int_eq(npy_load(p, &C, &d), NPU_OK);
+    load_npy(out, "A", &A);
+    load_npy(out, "B", &B);
+    load_npy(out, "C_ref", &C);
     ck_assert_int_eq(C.dtype, ISA_DT_F32);
     long bad = 0;
     for (int i = 0; i < 70; i++)
@@ -234,9 +241,7 @@ START_TEST(t_gemm_blocked_is_triple_loop)
     npy_free(&A);
     npy_free(&B);
     npy_free(&C);
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    rm_tree(tmpl);
 }
 END_TEST
 
@@ -264,9 +269,7 @@ START_TEST(t_cmd_errors)
     /* a kernel that does not assemble (tile check) fails with exit 2 */
     const char *badtile[] = {"ref", "gemm", "--bm", "24", "--kernels", kd, "-o", out};
     ck_assert_int_eq(run_ref(badtile, 8), 2);
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    rm_tree(tmpl);
 }
 END_TEST
 
