@@ -192,6 +192,19 @@ static int field_of(char ch)
     }
 }
 
+/* The decimal digits at *s (at least one), advancing past them: their value,
+ * or 1000 when it is larger (no field of an address has that many bits, so
+ * the callers' range checks reject it). */
+static int read_count(const char **s)
+{
+    int v = 0;
+    while (**s >= '0' && **s <= '9') {
+        if (v < 1000) v = v * 10 + (**s - '0');
+        (*s)++;
+    }
+    return v < 1000 ? v : 1000;
+}
+
 npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, npu_diag *d)
 {
     memset(m, 0, sizeof *m);
@@ -213,6 +226,8 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
     }
     const char *s = h->mapping;
     int have[MF__N] = { 0 };
+    /* (digit runs are read by read_count: a count or bit index past 64 is
+     * out of range whatever it is, and a long run must not overflow) */
     while (*s) {
         if (*s == ' ' || *s == ',') { s++; continue; }
         int f = field_of(*s);
@@ -222,8 +237,12 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
         s++;
         int cnt = 1;
         if (*s >= '0' && *s <= '9') {
-            cnt = 0;
-            while (*s >= '0' && *s <= '9') cnt = cnt * 10 + (*s++ - '0');
+            const char *at = s;
+            cnt = read_count(&s);
+            if (cnt > 64)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' at offset %d: %.*s bits is more "
+                                "than an address has (64)", where, "khpsgbcr"[f], (int)(at - 1 - h->mapping),
+                                (int)(s - at) > 24 ? 24 : (int)(s - at), at);
         } else if (f == MF_R && (*s == 0 || *s == ' ' || *s == '*')) {
             if (*s == '*') s++;
             cnt = need[MF_R] - have[MF_R];
@@ -253,13 +272,13 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
         if (t < 0) goto bad;
         s++;
         if (!(*s >= '0' && *s <= '9')) goto bad;
-        while (*s >= '0' && *s <= '9') ti = ti * 10 + (*s++ - '0');
+        ti = read_count(&s);
         if (*s++ != '^') goto bad;
         sf = field_of(*s);
         if (sf < 0) goto bad;
         s++;
         if (!(*s >= '0' && *s <= '9')) goto bad;
-        while (*s >= '0' && *s <= '9') si = si * 10 + (*s++ - '0');
+        si = read_count(&s);
         if (ti >= need[t] || si >= need[sf] || (t == sf && ti == si))
             return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term at offset %d names a bit the field does not have",
                             where, (int)(tok - h->xor_map));
