@@ -1175,7 +1175,8 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
     if (h->cfg.ctrl.dual_cmd || !col_issued) {
         int rc, rp, rb, row_issued = 0;
         uint64_t rt;
-        if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
+        /* (most ticks have no refresh waiting: no call then) */
+        if ((ch->nref || ch->nrefb) && refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
             int closing = rc == MC_PRE || rc == MC_PREA;
             if (closing && active_in(h, ch, rp, rc == MC_PRE ? rb : -1)) {
                 /* waits for the active buffer's column commands (an issue wakes us) */

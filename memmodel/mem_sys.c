@@ -96,6 +96,7 @@ struct mem_sys {
     uint64_t out_refused;
     uint64_t now;              /* core cycle being processed */
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
+    uint64_t hbm_touched;      /* atoms offered to the HBM (drain_out), ever: see mem_sys_advance_to */
     void (*done)(void *, uint64_t, uint64_t);
     void *user;
     int early;                 /* mem_sys_set_early_answers */
@@ -226,7 +227,8 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
  * full queue holds back what follows it (the L2's request port is in order).
  * Without the L2 that buffer is the request port: it emptying while the
  * model advances is room for a refused request (mem_sys_accept_epoch); in
- * a submit it only empties again what the submit filled. */
+ * a submit it only empties again what the submit filled. Offering counts
+ * in hbm_touched (the HBM's next event may move). */
 static void drain_out(mem_sys *s, int advancing)
 {
     if (!s->nout) return;    /* (called after every event: no clock conversion then) */
@@ -234,6 +236,7 @@ static void drain_out(mem_sys *s, int advancing)
         if (mem_hbm_accept_epoch(s->hbm) == s->out_refused) return;
         s->out_refused = NEVER;
     }
+    s->hbm_touched++;
     uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
@@ -623,15 +626,26 @@ uint64_t mem_sys_next_event(const mem_sys *s)
 
 void mem_sys_advance_to(mem_sys *s, uint64_t T)
 {
+    /* The HBM's next event (and its core cycle) changes only when the HBM
+     * advances or is offered atoms (drain_out, here or in a submit made
+     * from a callback), so it is asked again only then: most events here
+     * are L2 lookups that do neither. */
+    uint64_t hd = 0, th = 0, seen = s->hbm_touched;
+    int hbm_moved = 1;
     for (;;) {
         uint64_t te = ev_next_t(s);
-        uint64_t hd = mem_hbm_next_event(s->hbm);
-        uint64_t th = mem_sys_dram_to_core(s, hd);
+        if (hbm_moved || s->hbm_touched != seen) {
+            hd = mem_hbm_next_event(s->hbm);
+            th = mem_sys_dram_to_core(s, hd);
+            hbm_moved = 0;
+            seen = s->hbm_touched;
+        }
         uint64_t t = te < th ? te : th;
         if (t == NEVER || t > T) break;
         if (t > s->now) s->now = t;
         if (th <= te) {
             mem_hbm_advance_to(s->hbm, hd);
+            hbm_moved = 1;
         } else {
             sev e = pop_ev(s);
             if (e.kind == EV_LOOKUP) do_lookup(s, e.a, (int32_t)e.tag, e.t);
@@ -641,8 +655,8 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
     }
     if (T > s->now) s->now = T;
     /* keep the HBM's clock with ours so later submissions are timed right */
-    uint64_t hd = dram_open(s, T);
-    if (hd > 0 && hd - 1 >= mem_hbm_now(s->hbm)) mem_hbm_advance_to(s->hbm, hd - 1);
+    uint64_t ho = dram_open(s, T);
+    if (ho > 0 && ho - 1 >= mem_hbm_now(s->hbm)) mem_hbm_advance_to(s->hbm, ho - 1);
     drain_out(s, 1);
 }
 
