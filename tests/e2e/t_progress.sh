@@ -24,31 +24,40 @@ l:
 ASM
     "$NPUSIM" asm "$tmp/spin.s" -o "$tmp/spin.elf" || fail "asm"
 }
-# as many iterations as take ~3 s on this host and build (a sanitizer
-# build is several times slower): time 20 M of them, less a run of 1
+# as many iterations as take ~5 s on this host and build (a sanitizer
+# build is several times slower): time 20 M of them, less a run of 1, the
+# faster of two tries (the suite runs tests side by side, and a slowed
+# calibration would make a run too short for the 2 s the line waits; on
+# 2026-12-03 a 3 s target missed it once under ASan)
+MAXI=--max-insns=8000000000
 ms_of() {  # ITERS: milliseconds of one run
     mkspin "$1"
-    t0=$(date +%s%N)
-    "$NPUSIM" run --mode func --cores 1 "$tmp/spin.elf" >/dev/null 2>&1 || fail "calibration run"
-    echo $(( ($(date +%s%N) - t0) / 1000000 ))
+    best=
+    for try in 1 2; do
+        t0=$(date +%s%N)
+        "$NPUSIM" run --mode func --cores 1 $MAXI "$tmp/spin.elf" >/dev/null 2>&1 || fail "calibration run"
+        t=$(( ($(date +%s%N) - t0) / 1000000 ))
+        [ -n "$best" ] && [ "$best" -le "$t" ] || best=$t
+    done
+    echo "$best"
 }
 ms0=$(ms_of 1)
 ms=$(( $(ms_of 20000000) - ms0 ))
 [ "$ms" -gt 0 ] || ms=1
-iters=$(( 20000000 * 3000 / ms ))
-[ "$iters" -le 450000000 ] || iters=450000000   # under the 10^9 instruction watchdog
+iters=$(( 20000000 * 5000 / ms ))
+[ "$iters" -le 3000000000 ] || iters=3000000000   # (under --max-insns)
 mkspin "$iters"
 want="$tmp/spin.elf: func mode on 1 core, $(( 2 * iters + 3 )) instructions"
 
 # a pipe: the result line and nothing on stderr
-NPUSIM_PROGRESS= "$NPUSIM" run --mode func --cores 1 "$tmp/spin.elf" >"$tmp/out" 2>"$tmp/err" \
+NPUSIM_PROGRESS= "$NPUSIM" run --mode func --cores 1 $MAXI "$tmp/spin.elf" >"$tmp/out" 2>"$tmp/err" \
     || fail "run in a pipe: $(cat "$tmp/err")"
 [ "$(cat "$tmp/out")" = "$want" ] || fail "pipe stdout: $(cat "$tmp/out")"
 [ ! -s "$tmp/err" ] || fail "a pipe got progress on stderr: $(cat -v "$tmp/err")"
 
 # forced on in a pipe: status lines, each started with CR + erase-line, and
 # the last thing on stderr erases the line
-NPUSIM_PROGRESS=1 "$NPUSIM" run --mode func --cores 1 "$tmp/spin.elf" >"$tmp/out" 2>"$tmp/err" \
+NPUSIM_PROGRESS=1 "$NPUSIM" run --mode func --cores 1 $MAXI "$tmp/spin.elf" >"$tmp/out" 2>"$tmp/err" \
     || fail "run forced: $(cat "$tmp/err")"
 [ "$(cat "$tmp/out")" = "$want" ] || fail "forced stdout: $(cat "$tmp/out")"
 tr '\r' '\n' < "$tmp/err" > "$tmp/lines"
@@ -64,7 +73,7 @@ grep -q "NPUSIM_PROGRESS='yes': expected 0 (never) or 1 (always)" "$tmp/err" || 
 
 # a real terminal, if script(1) is here to make one
 if command -v script >/dev/null 2>&1; then
-    NPUSIM_PROGRESS= script -qec "'$NPUSIM' run --mode func --cores 1 '$tmp/spin.elf'" \
+    NPUSIM_PROGRESS= script -qec "'$NPUSIM' run --mode func --cores 1 $MAXI '$tmp/spin.elf'" \
         "$tmp/ts" >/dev/null 2>&1 || fail "run on a pty"
     grep -q 'npusim run: [0-9.]* M instructions' "$tmp/ts" || fail "no status line on a pty: $(cat -v "$tmp/ts")"
     grep -q "func mode on 1 core, $(( 2 * iters + 3 )) instructions" "$tmp/ts" || fail "pty result: $(cat -v "$tmp/ts")"
