@@ -96,7 +96,12 @@ struct mem_sys {
     uint64_t out_refused;
     uint64_t now;              /* core cycle being processed */
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
-    uint64_t hbm_touched;      /* atoms offered to the HBM (drain_out), ever: see mem_sys_advance_to */
+    /* The HBM's next event changes only when the HBM advances or is offered
+     * atoms: both are counted, and the event (DRAM cycle and core cycle) is
+     * asked again only when a count moved (hbm_next; most events and
+     * submits are L2 lookups that do neither) */
+    uint64_t hbm_touched, hbm_adv;
+    uint64_t hn_touched, hn_adv, hn_dram, hn_core;
     void (*done)(void *, uint64_t, uint64_t);
     void *user;
     int early;                 /* mem_sys_set_early_answers */
@@ -456,6 +461,7 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     if (!s) { npu_errf(d, NPU_ENOMEM, "mem_sys_new: out of memory"); return NULL; }
     npu_calq_init(&s->q);
     s->out_refused = NEVER;
+    s->hn_touched = UINT64_MAX;   /* (nothing asked yet) */
     s->cfg = *c;
     s->hbm = mem_hbm_new(c, d);
     if (!s->hbm) { npu_free(s); return NULL; }
@@ -617,35 +623,43 @@ npu_status mem_sys_status(const mem_sys *s)
     return s->oom ? NPU_ENOMEM : mem_hbm_status(s->hbm);
 }
 
-uint64_t mem_sys_next_event(const mem_sys *s)
+/* The HBM's next event in core cycles (its DRAM cycle in hn_dram), asked
+ * of the HBM only when it advanced or was offered atoms since last time. */
+static uint64_t hbm_next(mem_sys *s)
 {
+    if (s->hn_touched != s->hbm_touched || s->hn_adv != s->hbm_adv) {
+        s->hn_dram = mem_hbm_next_event(s->hbm);
+        s->hn_core = mem_sys_dram_to_core(s, s->hn_dram);
+        s->hn_touched = s->hbm_touched;
+        s->hn_adv = s->hbm_adv;
+    }
+    return s->hn_core;
+}
+
+static void hbm_advance(mem_sys *s, uint64_t dram_cycle)
+{
+    mem_hbm_advance_to(s->hbm, dram_cycle);
+    s->hbm_adv++;
+}
+
+uint64_t mem_sys_next_event(const mem_sys *cs)
+{
+    mem_sys *s = (mem_sys *)cs;   /* (hbm_next's cache is not the model's state) */
     uint64_t t = ev_next_t(s);
-    uint64_t h = mem_sys_dram_to_core(s, mem_hbm_next_event(s->hbm));
+    uint64_t h = hbm_next(s);
     return h < t ? h : t;
 }
 
 void mem_sys_advance_to(mem_sys *s, uint64_t T)
 {
-    /* The HBM's next event (and its core cycle) changes only when the HBM
-     * advances or is offered atoms (drain_out, here or in a submit made
-     * from a callback), so it is asked again only then: most events here
-     * are L2 lookups that do neither. */
-    uint64_t hd = 0, th = 0, seen = s->hbm_touched;
-    int hbm_moved = 1;
     for (;;) {
         uint64_t te = ev_next_t(s);
-        if (hbm_moved || s->hbm_touched != seen) {
-            hd = mem_hbm_next_event(s->hbm);
-            th = mem_sys_dram_to_core(s, hd);
-            hbm_moved = 0;
-            seen = s->hbm_touched;
-        }
+        uint64_t th = hbm_next(s);
         uint64_t t = te < th ? te : th;
         if (t == NEVER || t > T) break;
         if (t > s->now) s->now = t;
         if (th <= te) {
-            mem_hbm_advance_to(s->hbm, hd);
-            hbm_moved = 1;
+            hbm_advance(s, s->hn_dram);
         } else {
             sev e = pop_ev(s);
             if (e.kind == EV_LOOKUP) do_lookup(s, e.a, (int32_t)e.tag, e.t);
@@ -656,7 +670,7 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
     if (T > s->now) s->now = T;
     /* keep the HBM's clock with ours so later submissions are timed right */
     uint64_t ho = dram_open(s, T);
-    if (ho > 0 && ho - 1 >= mem_hbm_now(s->hbm)) mem_hbm_advance_to(s->hbm, ho - 1);
+    if (ho > 0 && ho - 1 >= mem_hbm_now(s->hbm)) hbm_advance(s, ho - 1);
     drain_out(s, 1);
 }
 
