@@ -288,7 +288,8 @@ void     mem_sys_set_callback(mem_sys *s, void (*done)(void *user, uint64_t tag,
  * request, for a caller that only needs to know when the answer will be. */
 void     mem_sys_set_early_answers(mem_sys *s, int on);
 void     mem_sys_advance_to(mem_sys *s, uint64_t core_cycle);
-uint64_t mem_sys_next_event(const mem_sys *s);
+/* (not const: it keeps a cache of the HBM's next event) */
+uint64_t mem_sys_next_event(mem_sys *s);
 /* NPU_ENOMEM once an allocation inside the L2 or HBM model failed during
  * submit or advance (the lost request would never complete: callers check
  * this after advancing so the failure is not mistaken for a deadlock). */

@@ -96,12 +96,11 @@ struct mem_sys {
     uint64_t out_refused;
     uint64_t now;              /* core cycle being processed */
     uint64_t accepts;          /* mem_sys_accept_epoch's own part */
-    /* The HBM's next event changes only when the HBM advances or is offered
-     * atoms: both are counted, and the event (DRAM cycle and core cycle) is
-     * asked again only when a count moved (hbm_next; most events and
-     * submits are L2 lookups that do neither) */
-    uint64_t hbm_touched, hbm_adv;
-    uint64_t hn_touched, hn_adv, hn_dram, hn_core;
+    /* The HBM's next event (DRAM cycle and core cycle), valid until the HBM
+     * advances or is offered atoms, the only things that move it (hbm_next;
+     * most events and submits are L2 lookups that do neither) */
+    int hn_valid;
+    uint64_t hn_dram, hn_core;
     void (*done)(void *, uint64_t, uint64_t);
     void *user;
     int early;                 /* mem_sys_set_early_answers */
@@ -232,8 +231,8 @@ static void send_atoms(mem_sys *s, uint64_t addr, uint32_t bytes, int is_write, 
  * full queue holds back what follows it (the L2's request port is in order).
  * Without the L2 that buffer is the request port: it emptying while the
  * model advances is room for a refused request (mem_sys_accept_epoch); in
- * a submit it only empties again what the submit filled. Offering counts
- * in hbm_touched (the HBM's next event may move). */
+ * a submit it only empties again what the submit filled. Offering may move
+ * the HBM's next event (hn_valid). */
 static void drain_out(mem_sys *s, int advancing)
 {
     if (!s->nout) return;    /* (called after every event: no clock conversion then) */
@@ -241,7 +240,7 @@ static void drain_out(mem_sys *s, int advancing)
         if (mem_hbm_accept_epoch(s->hbm) == s->out_refused) return;
         s->out_refused = NEVER;
     }
-    s->hbm_touched++;
+    s->hn_valid = 0;
     uint64_t dc = dram_open(s, s->now);
     while (s->nout) {
         outq *e = &s->out[s->outh];
@@ -461,7 +460,6 @@ mem_sys *mem_sys_new(const mem_config *c, double core_clock_ghz, npu_diag *d)
     if (!s) { npu_errf(d, NPU_ENOMEM, "mem_sys_new: out of memory"); return NULL; }
     npu_calq_init(&s->q);
     s->out_refused = NEVER;
-    s->hn_touched = UINT64_MAX;   /* (nothing asked yet) */
     s->cfg = *c;
     s->hbm = mem_hbm_new(c, d);
     if (!s->hbm) { npu_free(s); return NULL; }
@@ -627,11 +625,10 @@ npu_status mem_sys_status(const mem_sys *s)
  * of the HBM only when it advanced or was offered atoms since last time. */
 static uint64_t hbm_next(mem_sys *s)
 {
-    if (s->hn_touched != s->hbm_touched || s->hn_adv != s->hbm_adv) {
+    if (!s->hn_valid) {
         s->hn_dram = mem_hbm_next_event(s->hbm);
         s->hn_core = mem_sys_dram_to_core(s, s->hn_dram);
-        s->hn_touched = s->hbm_touched;
-        s->hn_adv = s->hbm_adv;
+        s->hn_valid = 1;
     }
     return s->hn_core;
 }
@@ -639,12 +636,11 @@ static uint64_t hbm_next(mem_sys *s)
 static void hbm_advance(mem_sys *s, uint64_t dram_cycle)
 {
     mem_hbm_advance_to(s->hbm, dram_cycle);
-    s->hbm_adv++;
+    s->hn_valid = 0;
 }
 
-uint64_t mem_sys_next_event(const mem_sys *cs)
+uint64_t mem_sys_next_event(mem_sys *s)
 {
-    mem_sys *s = (mem_sys *)cs;   /* (hbm_next's cache is not the model's state) */
     uint64_t t = ev_next_t(s);
     uint64_t h = hbm_next(s);
     return h < t ? h : t;
