@@ -953,8 +953,9 @@ static int active_in(const mem_hbm *h, const hchan *ch, int pc, int bank)
 }
 
 /* The refresh-related row command that is due (PRE/PREA/REFA/REFB), its
- * target and ready cycle. 0 if no refresh is pending. */
-static int refresh_cmd(const mem_hbm *h, const hchan *ch, uint64_t t, int *cmd, int *pc, int *bank, uint64_t *rt)
+ * target and ready cycle, for a channel with a refresh pending (refresh_cmd
+ * tests that first). */
+static int refresh_cmd_due(const mem_hbm *h, const hchan *ch, uint64_t t, int *cmd, int *pc, int *bank, uint64_t *rt)
 {
     if (ch->nref) {
         int p = ch->refq[0];
@@ -990,6 +991,13 @@ static int refresh_cmd(const mem_hbm *h, const hchan *ch, uint64_t t, int *cmd, 
     int bg = *bank >= 0 ? *bank / h->cfg.hbm.banks : -1;
     *rt = ready_at(h, ch, *cmd, *pc, bg, *bank);
     return 1;
+}
+
+/* The refresh command channel ch needs next (1; *rt: when it is ready), or 0
+ * when no refresh waits: that test inline, since most ticks have none. */
+static inline int refresh_cmd(const mem_hbm *h, const hchan *ch, uint64_t t, int *cmd, int *pc, int *bank, uint64_t *rt)
+{
+    return (ch->nref || ch->nrefb) && refresh_cmd_due(h, ch, t, cmd, pc, bank, rt);
 }
 
 static void refresh_issued(hchan *ch, int cmd)
@@ -1175,8 +1183,7 @@ static uint64_t tick_fr(mem_hbm *h, int chan, uint64_t t)
     if (h->cfg.ctrl.dual_cmd || !col_issued) {
         int rc, rp, rb, row_issued = 0;
         uint64_t rt;
-        /* (most ticks have no refresh waiting: no call then) */
-        if ((ch->nref || ch->nrefb) && refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
+        if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
             int closing = rc == MC_PRE || rc == MC_PREA;
             if (closing && active_in(h, ch, rp, rc == MC_PRE ? rb : -1)) {
                 /* waits for the active buffer's column commands (an issue wakes us) */
@@ -1511,7 +1518,7 @@ static uint64_t tick_dq(mem_hbm *h, int chan, uint64_t t)
     int issued = 0, cls = -1;
     int rc, rp, rb;
     uint64_t rt;
-    if ((ch->nref || ch->nrefb) && refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
+    if (refresh_cmd(h, ch, t, &rc, &rp, &rb, &rt)) {
         if (rt <= t) {
             issue(h, chan, t, rc, rp, rb >= 0 ? rb / h->cfg.hbm.banks : -1, rb, 0);
             refresh_issued(ch, rc);
