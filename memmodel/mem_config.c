@@ -226,8 +226,6 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
     }
     const char *s = h->mapping;
     int have[MF__N] = { 0 };
-    /* (digit runs are read by read_count: a count or bit index past 64 is
-     * out of range whatever it is, and a long run must not overflow) */
     while (*s) {
         if (*s == ' ' || *s == ',') { s++; continue; }
         int f = field_of(*s);

@@ -40,6 +40,7 @@ softmax|softmax
 layernorm|layernorm
 elementwise|elementwise --op gelu --dtype f16 --len 1048576'
 
+# (dramsim: the controller of tests/memmodel/test_hbm.c's DRAMSim3 structure)
 VARIANTS='default|
 dramsim|--set memory.controller.cmd_queue=8 --set memory.controller.active_buffer=0 --set memory.controller.row_hit_cap=4
 noskip|--set memory.controller.skip_idle=false
@@ -60,18 +61,19 @@ echo "$KERNELS" | while IFS='|' read -r name args; do
     done
     # the perf run writes its outputs beside the launch file (the inputs are
     # kept with them: generated data, they show a changed generator too)
-    "$NPU" run --mode perf ref/launch.json > "$d/run.txt" 2>&1 || echo "exit $?" >> "$d/run.txt"
-    mkdir -p "$d/out"
-    for f in "$d"/ref/*.npy; do
-        case $f in *_ref.npy) ;; *) cp "$f" "$d/out/" ;; esac
+    "$NPU" run --mode perf ref/launch.json > run.txt 2>&1 || echo "exit $?" >> run.txt
+    mkdir -p out
+    for f in ref/*.npy; do
+        case $f in *_ref.npy) ;; *) cp "$f" out/ ;; esac
     done
-    "$NPU" record --level full -o "$d/trace.npt" ref/launch.json > /dev/null 2> "$d/record.err" ||
-        echo "exit $?" >> "$d/record.err"
-    rm -rf "$d/ref"
+    "$NPU" record --level full -o trace.npt ref/launch.json > /dev/null 2> record.err ||
+        echo "exit $?" >> record.err
+    rm -rf ref
     echo "equiv: $name" >&2
 done
 
 for t in "$REF"/*.trace.gz; do
+    [ -e "$t" ] || { echo "equiv: no reference traces in $REF: memsim not compared" >&2; break; }
     n=$(basename "$t" .trace.gz)
     "$NPU" memsim --json "$t" > "$O/memsim-$n-default.json"
     "$NPU" memsim --json --config "$ROOT/configs/hbm2-dramsim3.json" "$t" > "$O/memsim-$n-dramsim3.json"
