@@ -2065,6 +2065,9 @@ static void do_include(asm_ctx *c, const char *stmt, int col0, const char *args)
     if (!found) {
         ERR(&l, ".include \"%s\": file not found (searched the including file's directory%s)", name,
             c->opts && c->opts->nincdirs ? " and the -I paths" : "; add -I DIR");
+        /* fatal, as in cpp: what follows would only report the missing
+         * file's macros and symbols as unknown, dozens of times */
+        c->stop = 1;
         return;
     }
     /* cycle: the same path already on the include stack */

@@ -496,6 +496,10 @@ START_TEST(includes)
     ck_assert_int_ne(asm_assemble_file(p, NULL, &o, &d), NPU_OK);
     ck_assert_ptr_nonnull(strstr(o.msgs[0].msg, "defs.inc\": file not found"));
     ck_assert_int_eq(o.msgs[0].line, 1);
+    /* and it is the only message: assembling stops there (the uses of
+     * what the file defines are not reported as unknown) */
+    ck_assert_uint_eq(o.nerrors, 1);
+    ck_assert_uint_eq(o.nmsgs, 1);
     asm_output_free(&o);
     snprintf(p, sizeof p, "%s/cyc_a.s", dir);
     ck_assert_int_ne(asm_assemble_file(p, NULL, &o, &d), NPU_OK);
