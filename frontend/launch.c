@@ -841,7 +841,29 @@ npu_status launch_machine(const launch_desc *l, cfg_machine *m, npu_diag *d)
             return s;
         }
     }
-    return cfg_validate(m, d);
+    if ((s = cfg_validate(m, d)) != NPU_OK && d) {
+        /* a check across keys fails after the overrides (a file or the
+         * default machine is valid on its own): name the override when the
+         * message is about its key, so the message points at the flag */
+        const launch_set *hit = NULL;
+        for (size_t i = l->nsets; i-- > 0 && !hit;) {
+            size_t n = strlen(l->sets[i].key);
+            if (!strncmp(d->msg, l->sets[i].key, n) && d->msg[n] == ':') hit = &l->sets[i];
+        }
+        /* else one the message names as the other side of the rule */
+        for (size_t i = l->nsets; i-- > 0 && !hit;) {
+            size_t n = strlen(l->sets[i].key);
+            for (const char *p = strstr(d->msg, l->sets[i].key); p && !hit;
+                 p = strstr(p + 1, l->sets[i].key)) {
+                char b = p == d->msg ? ' ' : p[-1], a = p[n];
+                if (!isalnum((unsigned char)b) && b != '_' && b != '.' &&
+                    !isalnum((unsigned char)a) && a != '_' && a != '.')
+                    hit = &l->sets[i];
+            }
+        }
+        if (hit) npu_diag_prefix(d, "set %s=%s", hit->key, hit->value);
+    }
+    return s;
 }
 
 /* ---- flags -------------------------------------------------------------------- */

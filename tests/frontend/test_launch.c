@@ -334,6 +334,24 @@ START_TEST(flags_errors)
     ck_assert_int_ne(launch_finish(&l, &d), NPU_OK);
     ck_assert_str_eq(d.msg, "expect.C: no argument of that name");
     launch_free(&l);
+    /* each override is valid alone but breaks a rule across keys: the
+     * message names the override, whether the rule is reported against
+     * its key or against the other side of the rule */
+    static const char *const cross[][2] = {
+        { "memory.hbm.mapping=xyz", "set memory.hbm.mapping=xyz: memory.hbm.mapping: " },
+        { "memory.hbm.channels=3", "set memory.hbm.channels=3: memory.hbm.channels: 3 is not a power of 2" },
+        { "core.ub.banks=3", "set core.ub.banks=3: core.ub.size: must equal core.ub.banks x" },
+    };
+    for (size_t i = 0; i < NPU_ARRAY_LEN(cross); i++) {
+        ck_assert_msg(parse(&l, &used, &d, "k.elf", "--set", "core.l1.size=2M", "--set",
+                            (char *)cross[i][0], NULL) == NPU_OK,
+                      "%s", d.msg);
+        cfg_machine m;
+        ck_assert_int_ne(launch_machine(&l, &m, &d), NPU_OK);
+        ck_assert_msg(strstr(d.msg, cross[i][1]) == d.msg, "\"%s\" does not start with \"%s\"",
+                      d.msg, cross[i][1]);
+        launch_free(&l);
+    }
 }
 END_TEST
 
