@@ -106,20 +106,17 @@ static void apply_preset(mem_config *c, const mem_preset_ns *p)
     h->refresh = MEM_REF_ALL_BANK;
     h->refresh_prea = 1;
     /* column bits of one 512 B L2 line lowest (row hits within a line), then
-     * stack, channel, pseudo-channel, bank group, bank: consecutive lines
-     * spread over every channel before reusing a bank. Bank group and bank
-     * are XOR-hashed with low row bits to break power-of-2 strides. */
+     * stack, channel, pseudo-channel, SID, bank group, bank: consecutive
+     * lines spread over every channel before reusing a bank. Every field
+     * but the line's columns is written as '*' (all its bits), so the
+     * mapping stays valid when a size is changed (--set
+     * memory.hbm.stacks=2). Bank group and bank are XOR-hashed with low row
+     * bits to break power-of-2 strides. */
     int atom = p->width * p->bl / 8;
-    int cl = mem_log2((uint64_t)(512 / atom)), cbits = mem_log2((uint64_t)h->columns);
-    int hb = mem_log2((uint64_t)h->channels);
-    char *m = h->mapping;
+    int cl = mem_log2((uint64_t)(512 / atom));
     memset(h->mapping, 0, sizeof h->mapping);
     memset(h->xor_map, 0, sizeof h->xor_map);
-    int n = snprintf(m, MEM_MAP_LEN, "c%d k2 h%d p", cl, hb);
-    if (h->sids > 1) n += snprintf(m + n, MEM_MAP_LEN - n, " s%d", mem_log2((uint64_t)h->sids));
-    n += snprintf(m + n, MEM_MAP_LEN - n, " g2 b2");
-    if (cbits > cl) n += snprintf(m + n, MEM_MAP_LEN - n, " c%d", cbits - cl);
-    snprintf(m + n, MEM_MAP_LEN - n, " r");
+    snprintf(h->mapping, MEM_MAP_LEN, "c%d k* h* p* s* g* b* c* r*", cl);
     snprintf(h->xor_map, MEM_MAP_LEN, "g0^r0 g1^r1 b0^r2 b1^r3");
 
     mem_ctrl_cfg *k = &c->ctrl;
@@ -224,45 +221,66 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
             return npu_errf(d, NPU_EINVAL, "%s.hbm.%s: %d is not a power of 2 (the address mapping needs one)",
                             where, names[f], dims[f]);
     }
-    const char *s = h->mapping;
-    int have[MF__N] = { 0 };
-    while (*s) {
-        if (*s == ' ' || *s == ',') { s++; continue; }
-        int f = field_of(*s);
-        if (f < 0)
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: unknown field letter '%c' at offset %d (use k h p s g b c r)",
-                            where, *s, (int)(s - h->mapping));
-        s++;
-        int cnt = 1;
-        if (*s >= '0' && *s <= '9') {
-            const char *at = s;
-            cnt = read_count(&s);
-            if (cnt > 64)
-                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' at offset %d: %.*s bits is more "
-                                "than an address has (64)", where, "khpsgbcr"[f], (int)(at - 1 - h->mapping),
-                                (int)(s - at) > 24 ? 24 : (int)(s - at), at);
-        } else if (f == MF_R && (*s == 0 || *s == ' ' || *s == '*')) {
-            if (*s == '*') s++;
-            cnt = need[MF_R] - have[MF_R];
+    /* Two passes: the first counts each field's bits given with a count
+     * (or bare: one bit) and finds its '*' (all the bits the counts leave;
+     * a bare r ending a term is r*), so that a '*' anywhere takes what is
+     * left over the whole string, and a mapping written with '*' stays
+     * valid when a size changes (--set memory.hbm.stacks=2) */
+    int given[MF__N] = { 0 }, star[MF__N] = { 0 };
+    for (int pass = 0; pass < 2; pass++) {
+        const char *s = h->mapping;
+        int have[MF__N] = { 0 };
+        while (*s) {
+            if (*s == ' ' || *s == ',') { s++; continue; }
+            int f = field_of(*s);
+            if (f < 0)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: unknown field letter '%c' at offset %d (use k h p s g b c r)",
+                                where, *s, (int)(s - h->mapping));
+            const char *tok = s++;
+            int cnt = 1, is_star = 0;
+            if (*s >= '0' && *s <= '9') {
+                const char *at = s;
+                cnt = read_count(&s);
+                if (cnt > 64)
+                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' at offset %d: %.*s bits is more "
+                                    "than an address has (64)", where, "khpsgbcr"[f], (int)(at - 1 - h->mapping),
+                                    (int)(s - at) > 24 ? 24 : (int)(s - at), at);
+            } else if (*s == '*' || (f == MF_R && (*s == 0 || *s == ' '))) {
+                if (*s == '*') s++;
+                is_star = 1;
+            }
+            if (pass == 0) {
+                if (!is_star) given[f] += cnt;
+                else if (star[f]++)
+                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has a second '*' at offset %d "
+                                    "(one term may take the rest of a field)", where, "khpsgbcr"[f],
+                                    (int)(tok - h->mapping));
+                continue;
+            }
+            if (is_star) cnt = need[f] > given[f] ? need[f] - given[f] : 0;
+            if (have[f] + cnt > need[f])
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s) = %d "
+                                "(a term like %c* takes whatever the field has)",
+                                where, "khpsgbcr"[f], given[f], names[f], need[f], "khpsgbcr"[f]);
+            for (int i = 0; i < cnt; i++) {
+                if (m->nbits >= 64 - m->off_bits)
+                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: more than 64 address bits", where);
+                m->field[m->nbits] = (uint8_t)f;
+                m->idx[m->nbits] = (uint8_t)have[f]++;
+                m->nbits++;
+            }
         }
-        if (have[f] + cnt > need[f])
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s) = %d",
-                            where, "khpsgbcr"[f], have[f] + cnt, names[f], need[f]);
-        for (int i = 0; i < cnt; i++) {
-            if (m->nbits >= 64 - m->off_bits)
-                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: more than 64 address bits", where);
-            m->field[m->nbits] = (uint8_t)f;
-            m->idx[m->nbits] = (uint8_t)have[f]++;
-            m->nbits++;
-        }
+        if (pass == 1) memcpy(given, have, sizeof have);
     }
+    int *have = given;
     for (int f = 0; f < MF__N; f++) {
         if (have[f] != need[f])
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, log2(%s) = %d needed",
-                            where, "khpsgbcr"[f], have[f], names[f], need[f]);
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, log2(%s) = %d needed "
+                            "(a term like %c* takes whatever the field has)",
+                            where, "khpsgbcr"[f], have[f], names[f], need[f], "khpsgbcr"[f]);
         m->width[f] = need[f];
     }
-    s = h->xor_map;
+    const char *s = h->xor_map;
     while (*s) {
         if (*s == ' ' || *s == ',') { s++; continue; }
         int t = field_of(*s), ti = 0, sf, si = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "memmodel/mem.h"
+#include "memmodel/mem_int.h"
 #include "tests/memmodel/tmem.h"
 
 static npu_status parse_str(const char *json, mem_config *c, npu_diag *d)
@@ -154,6 +155,80 @@ START_TEST(t_preset_files)
 }
 END_TEST
 
+/* '*' terms: in every preset the generated mapping decodes exactly as the
+ * explicit one the presets had before (c4 k2 h3 p g2 b2 c1 r and, with
+ * SIDs, h4 ... s1), and it stays valid when a size changes, where an
+ * explicit mapping must be rewritten with it. */
+static void build(const mem_hbm_cfg *h, const char *mapping, mem_map *m)
+{
+    mem_hbm_cfg x = *h;
+    snprintf(x.mapping, sizeof x.mapping, "%s", mapping);
+    npu_diag d = { 0 };
+    ck_assert_msg(mem_map_build(&x, m, "memory", &d) == NPU_OK, "%s: %s", mapping, d.msg);
+}
+
+static const char *map_err(const mem_hbm_cfg *h, const char *mapping)
+{
+    static npu_diag d;
+    mem_hbm_cfg x = *h;
+    mem_map m;
+    snprintf(x.mapping, sizeof x.mapping, "%s", mapping);
+    memset(&d, 0, sizeof d);
+    ck_assert_msg(mem_map_build(&x, &m, "memory", &d) != NPU_OK, "%s: accepted", mapping);
+    return d.msg;
+}
+
+START_TEST(t_mapping_star)
+{
+    static const struct { const char *preset, *explicit_map; } cases[] = {
+        { "hbm2", "c4 k2 h3 p g2 b2 c1 r" }, { "hbm2e", "c4 k2 h3 p g2 b2 c1 r" },
+        { "hbm3", "c4 k2 h4 p s1 g2 b2 c1 r" }, { "hbm3e", "c4 k2 h4 p s1 g2 b2 c1 r" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mem_config c;
+        mem_config_default(&c);
+        ck_assert_int_eq(mem_config_preset(&c, cases[i].preset, NULL), NPU_OK);
+        ck_assert_str_eq(c.hbm.mapping, "c4 k* h* p* s* g* b* c* r*");
+        mem_map a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        build(&c.hbm, c.hbm.mapping, &a);
+        build(&c.hbm, cases[i].explicit_map, &b);
+        ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "%s: the '*' mapping decodes differently", cases[i].preset);
+    }
+    mem_config c;
+    mem_config_default(&c);
+    /* sizes changed: the '*' fields follow, the explicit ones do not */
+    mem_hbm_cfg h = c.hbm;
+    h.stacks = 2;
+    h.channels = 16;
+    h.pseudo_channels = 1;
+    h.rows = 1 << 12;
+    mem_map m;
+    build(&h, h.mapping, &m);
+    ck_assert_int_eq(m.width[MF_K], 1);
+    ck_assert_int_eq(m.width[MF_H], 4);
+    ck_assert_int_eq(m.width[MF_P], 0);
+    ck_assert_int_eq(m.width[MF_R], 12);
+    /* the line's 16 atoms stay in one row: the 4 lowest bits are column bits */
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(m.field[i], MF_C);
+    ck_assert_int_eq(m.field[4], MF_K);
+    ck_assert_int_eq(m.field[5], MF_H);
+    /* a '*' takes what the counts leave wherever they are: c* before c4 */
+    mem_map m2;
+    build(&c.hbm, "c* k* h* p* g* b* c4 r", &m2);
+    ck_assert_int_eq(m2.width[MF_C], m.width[MF_C]);
+    ck_assert_int_eq(m2.field[m2.nbits - 1], MF_R);
+    const char *e = map_err(&h, "c4 k2 h3 p g2 b2 c1 r");
+    ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'k' has 2 bits, more than log2(stacks) = 1 "
+                            "(a term like k* takes whatever the field has)"), "%s", e);
+    e = map_err(&c.hbm, "c4 h* k* h* p g2 b2 c* r");
+    ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'h' has a second '*' at offset 9"), "%s", e);
+    e = map_err(&c.hbm, "c4 k2 h2 p g2 b2 c* r");
+    ck_assert_msg(strstr(e, "field 'h' has 2 bits, log2(channels) = 3 needed (a term like h* takes"), "%s", e);
+}
+END_TEST
+
 START_TEST(t_docs_table)
 {
     char *t = mem_config_doc();
@@ -208,6 +283,7 @@ Suite *tmem_config_suite(void)
     tcase_add_test(tc, t_set);
     tcase_add_test(tc, t_dump_roundtrip);
     tcase_add_test(tc, t_preset_files);
+    tcase_add_test(tc, t_mapping_star);
     tcase_add_test(tc, t_docs_table);
     tcase_add_test(tc, t_trace_errors);
     suite_add_tcase(s, tc);

@@ -222,7 +222,7 @@ START_TEST(t_mapping_bits)
     mem_config_default(&c);
     mem_hbm *h = mem_hbm_new(&c, NULL);
     mem_addr a;
-    /* default HBM2E: 32 B atoms; c4 k2 h3 p g2 b2 c r, bank/BG XOR low row bits */
+    /* default HBM2E: 32 B atoms; c4 k* h* p* s* g* b* c* r* (= c4 k2 h3 p g2 b2 c1 r), bank/BG XOR low row bits */
     mem_hbm_decode(h, 0, &a);
     ck_assert_int_eq(a.chan, 0); ck_assert_int_eq(a.col, 0);
     mem_hbm_decode(h, 1u << 5, &a);  ck_assert_int_eq(a.col, 1);
@@ -514,7 +514,7 @@ static void route_check(const char *cfg)
 
 START_TEST(t_queue_decode)
 {
-    route_check(NULL);                                      /* default: c4 k2 h3 p g2 b2 c1 r, XOR */
+    route_check(NULL);                                      /* default: c4 k* h* p* s* g* b* c* r*, XOR */
     route_check("configs/hbm2-ramulator-mop4clxor.json");   /* XOR terms that read the column */
     route_check("configs/hbm2-dramsim3.json");              /* contiguous, no XOR */
 }
