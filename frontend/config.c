@@ -724,7 +724,7 @@ npu_status cfg_load_file(cfg_machine *m, const char *path, npu_diag *d)
 npu_status cfg_set(cfg_machine *m, const char *key, const char *value, npu_diag *d)
 {
     if (!key || !value) return npu_errf(d, NPU_EINVAL, "cfg_set: NULL key or value");
-    if (strncmp(key, "memory.", 7) == 0) return mem_config_set(&m->mem, key + 7, value, d);
+    if (strncmp(key, "memory.", 7) == 0) return mem_config_set_at(&m->mem, key + 7, value, "memory", d);
     const cfg_key_info *k = cfg_key_find(key);
     if (!k) return unknown_key(NULL, key, d);
     cfg__val v;

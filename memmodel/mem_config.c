@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "memmodel/mem_int.h"
@@ -393,10 +394,51 @@ static npu_status store_str(mem_config *c, const mem_key *k, const char *s, cons
     return NPU_OK;
 }
 
+/* A key that counts bytes (its name ends in _bytes) takes a binary size
+ * suffix in --set, as the core's sizes do: 96M, 512K, 1GiB. */
+static int is_bytes_key(const mem_key *k)
+{
+    size_t n = strlen(k->name);
+    return n >= 6 && !strcmp(k->name + n - 6, "_bytes");
+}
+
+/* value as an integer, with the suffix where the key allows one; 0 ok */
+static int parse_int_text(const mem_key *k, const char *value, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 0);
+    if (errno || end == value) return -1;
+    if (*end && is_bytes_key(k) && v >= 0) {
+        int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+                  : *end == 'G' || *end == 'g' ? 30 : *end == 'T' || *end == 't' ? 40 : -1;
+        if (shift < 0) return -1;
+        end++;
+        if (*end && strcmp(end, "B") && strcmp(end, "iB")) return -1;
+        if (v > (LLONG_MAX >> shift)) return -1;
+        v <<= shift;
+        end += strlen(end);
+    }
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
 static npu_status parse_value(mem_config *c, const mem_key *k, const cJSON *v, const char *where, npu_diag *d)
 {
     switch (k->kind) {
     case K_INT: case K_I64: {
+        long long t;
+        if (cJSON_IsString(v) && is_bytes_key(k)) {   /* "96M", as in --set */
+            if (parse_int_text(k, v->valuestring, &t) == 0) return store_int(c, k, t, where, d);
+            npu_status st = range_err(k, where, d);
+            if (d) {
+                size_t n = strlen(d->msg);
+                snprintf(d->msg + n, sizeof d->msg - n, " (a size may end in K, M, G or T), got \"%.60s\"",
+                         v->valuestring);
+            }
+            return st;
+        }
         if (!cJSON_IsNumber(v)) return range_err(k, where, d);
         double x = v->valuedouble;
         if (x != floor(x) || x < (double)k->lo || x > (double)k->hi) return range_err(k, where, d);
@@ -455,38 +497,50 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
     return mem_config_validate(c, where, d);
 }
 
-npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d)
+npu_status mem_config_set_at(mem_config *c, const char *key, const char *value, const char *where,
+                             npu_diag *d)
 {
+    if (!where) where = "--set memory";
     if (!strcmp(key, "preset") || !strcmp(key, "hbm.preset")) {
-        if (mem_config_preset(c, value, d)) { npu_diag_prefix(d, "--set memory.%s", key); return NPU_EINVAL; }
+        if (mem_config_preset(c, value, d)) { npu_diag_prefix(d, "%s.%s", where, key); return NPU_EINVAL; }
         return NPU_OK;
     }
     const char *dot = strchr(key, '.');
     char group[32];
     if (!dot || (size_t)(dot - key) >= sizeof group)
-        return npu_errf(d, NPU_EINVAL, "--set memory.%s: unknown key (expected group.key, e.g. hbm.tCL)", key);
+        return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (expected group.key, e.g. hbm.tCL)", where, key);
     memcpy(group, key, (size_t)(dot - key));
     group[dot - key] = 0;
     const mem_key *k = find_key(group, dot + 1);
-    if (!k) return npu_errf(d, NPU_EINVAL, "--set memory.%s: unknown key", key);
+    if (!k) return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key", where, key);
     npu_status st;
     if (k->kind == K_INT || k->kind == K_I64) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(value, &end, 0);
-        if (errno || end == value || *end) st = range_err(k, "--set memory", d);
-        else st = store_int(c, k, v, "--set memory", d);
+        long long v;
+        if (parse_int_text(k, value, &v)) {
+            st = range_err(k, where, d);
+            if (is_bytes_key(k) && d) {
+                size_t n = strlen(d->msg);
+                snprintf(d->msg + n, sizeof d->msg - n, " (a size may end in K, M, G or T), got '%.60s'", value);
+            }
+        } else {
+            st = store_int(c, k, v, where, d);
+        }
     } else if (k->kind == K_BOOL) {
-        if (!strcmp(value, "true") || !strcmp(value, "1")) st = store_int(c, k, 1, "--set memory", d);
-        else if (!strcmp(value, "false") || !strcmp(value, "0")) st = store_int(c, k, 0, "--set memory", d);
-        else st = range_err(k, "--set memory", d);
+        if (!strcmp(value, "true") || !strcmp(value, "1")) st = store_int(c, k, 1, where, d);
+        else if (!strcmp(value, "false") || !strcmp(value, "0")) st = store_int(c, k, 0, where, d);
+        else st = range_err(k, where, d);
     } else {
-        st = store_str(c, k, value, "--set memory", d);
+        st = store_str(c, k, value, where, d);
     }
     /* cross-field rules are checked once all overrides are in (mem_hbm_new
      * and mem_sys_new validate), so that e.g. stacks and mapping can change
      * together */
     return st;
+}
+
+npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d)
+{
+    return mem_config_set_at(c, key, value, "--set memory", d);
 }
 
 cJSON *mem_config_dump(const mem_config *c)

@@ -296,6 +296,8 @@ START_TEST(flags_errors)
         { "--set", "core.l1.siz=1M", "--set core.l1.siz=1M: core.l1.siz: unknown config key (did you mean core.l1.size?)" },
         { "--set", "core.l1.size=1Q", "--set core.l1.size=1Q: core.l1.size: bad size '1Q'" },
         { "--set", "core.l1.size", "--set core.l1.size: expected KEY=VALUE" },
+        { "--set", "memory.l2.ways=x", "--set memory.l2.ways=x: memory.l2.ways: expected integer in 1..64" },
+        { "--set", "memory.l2.size_bytes=9Q", "--set memory.l2.size_bytes=9Q: memory.l2.size_bytes: expected integer" },
         { "--arg", "A", "--arg A: expected NAME=FILE.npy or NAME=NUMBER" },
         { "--arg", "=a.npy", "--arg =a.npy: expected NAME=" },
         { "--out", "C=c.npy:float33[4]", "--out C=c.npy:float33[4]: unknown dtype 'float33'" },

@@ -53,6 +53,8 @@ START_TEST(t_parse_errors)
         { "{\"hbm\": {\"xor_map\": \"g0^\"}}", "machine.json: memory.hbm.xor_map: expected terms like g0^r1" },
         { "{\"hbm\": {\"xor_map\": \"g5^r1\"}}", "machine.json: memory.hbm.xor_map: term at offset 0" },
         { "{\"l2\": {\"size_bytes\": 1000000}}", "machine.json: memory.l2.size_bytes" },
+        { "{\"l2\": {\"size_bytes\": \"96Q\"}}", "machine.json: memory.l2.size_bytes: expected integer in 4096..68719476736 (a size may end in K, M, G or T), got \"96Q\"" },
+        { "{\"l2\": {\"ways\": \"16\"}}", "machine.json: memory.l2.ways: expected integer in 1..64" },
         { "{\"controller\": {\"wr_low_pct\": 90, \"wr_high_pct\": 50}}", "machine.json: memory.controller.wr_low_pct" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -62,6 +64,19 @@ START_TEST(t_parse_errors)
         ck_assert_msg(strncmp(d.msg, cases[i].msg, strlen(cases[i].msg)) == 0,
                       "case %zu: got \"%s\", want \"%s...\"", i, d.msg, cases[i].msg);
     }
+}
+END_TEST
+
+/* a size string in a file, as --set takes it */
+START_TEST(t_parse_size_string)
+{
+    mem_config c;
+    mem_config_default(&c);
+    npu_diag d = { 0 };
+    ck_assert_msg(parse_str("{\"l2\": {\"size_bytes\": \"96M\"}, \"ub\": {\"size_bytes\": \"192K\"}}", &c, &d) == NPU_OK,
+                  "%s", d.msg);
+    ck_assert_int_eq(c.l2.size_bytes, 96LL << 20);
+    ck_assert_int_eq(c.ub.size_bytes, 192 << 10);
 }
 END_TEST
 
@@ -100,6 +115,27 @@ START_TEST(t_set)
     ck_assert_str_eq(d.msg, "--set memory.hbm.nope: unknown key");
     ck_assert_int_eq(mem_config_set(&c, "preset", "hbm3e", &d), NPU_OK);
     ck_assert_int_eq(c.hbm.data_rate_mbps, 9600);
+    /* keys counting bytes take binary size suffixes; other keys do not */
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "96M", &d), NPU_OK);
+    ck_assert_int_eq(c.l2.size_bytes, 96LL << 20);
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "1GiB", &d), NPU_OK);
+    ck_assert_int_eq(c.l2.size_bytes, 1LL << 30);
+    ck_assert_int_eq(mem_config_set(&c, "ub.size_bytes", "256KB", &d), NPU_OK);
+    ck_assert_int_eq(c.ub.size_bytes, 256 << 10);
+    ck_assert_int_eq(mem_config_set(&c, "l2.line_bytes", "1k", &d), NPU_OK);
+    ck_assert_int_eq(c.l2.line_bytes, 1024);
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "96X", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "--set memory.l2.size_bytes: expected integer in 4096..68719476736 "
+                            "(a size may end in K, M, G or T), got '96X'");
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "64T", &d), NPU_EINVAL);   /* above the range */
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "-1K", &d), NPU_EINVAL);
+    ck_assert_int_eq(mem_config_set(&c, "l2.size_bytes", "9999999999999G", &d), NPU_EINVAL);  /* overflows */
+    ck_assert_int_eq(mem_config_set(&c, "l2.ways", "4K", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "--set memory.l2.ways: expected integer in 1..64");
+    ck_assert_int_eq(c.l2.size_bytes, 1LL << 30);   /* the failed sets changed nothing */
+    /* mem_config_set_at names the key under the caller's prefix */
+    ck_assert_int_eq(mem_config_set_at(&c, "l2.ways", "x", "memory", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "memory.l2.ways: expected integer in 1..64");
 }
 END_TEST
 
@@ -280,6 +316,7 @@ Suite *tmem_config_suite(void)
     tcase_add_test(tc, t_default);
     tcase_add_test(tc, t_parse_errors);
     tcase_add_test(tc, t_parse_presets);
+    tcase_add_test(tc, t_parse_size_string);
     tcase_add_test(tc, t_set);
     tcase_add_test(tc, t_dump_roundtrip);
     tcase_add_test(tc, t_preset_files);
