@@ -58,9 +58,11 @@ echo "   $OUT/gemm.json opens in Perfetto (ui.perfetto.dev) or chrome://tracing;
 echo "   $OUT/gemm.folded in flamegraph.pl or speedscope"
 
 say "npuview pictures (headless, 1280x800)"
+# the hotspot table by label: the kernel is one function (main), its loops
+# are labels
 for v in timeline flame hotspots counters; do
     SDL_VIDEODRIVER=offscreen "$NPUVIEW" --screenshot "$OUT/npuview-$v.png" --view "$v" \
-        --size 1280x800 "$OUT/gemm.npt"
+        --group labels --size 1280x800 "$OUT/gemm.npt"
     echo "   $OUT/npuview-$v.png"
 done
 echo

@@ -15,6 +15,8 @@ static void usage(FILE *f)
             "  (no option)              open a window\n"
             "  --screenshot out.png     render one frame headless and save it as PNG\n"
             "  --view V                 timeline | flame | hotspots | counters (default timeline)\n"
+            "  --group G                the hotspot table's rows: functions | labels | pcs |\n"
+            "                           opcodes (default functions; K in the window)\n"
             "  --range START:END        select a time range (cycles)\n"
             "  --size WxH               picture / window size (default 1280x800)\n"
             "  --scale S                UI scale for the picture (HiDPI, default 1)\n"
@@ -41,7 +43,7 @@ int main(int argc, char **argv)
 {
     const char *shot = NULL, *trace = NULL;
     int bench = 0;
-    vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1 };
+    vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1, VW_HK_FUNC };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -51,6 +53,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--bench")) {
             bench = 1;
         } else if (!strcmp(a, "--screenshot") || !strcmp(a, "--view") || !strcmp(a, "--range") ||
+                   !strcmp(a, "--group") ||
                    !strcmp(a, "--size") || !strcmp(a, "--scale")) {
             if (!val) {
                 fprintf(stderr, "npuview: %s needs a value\n", a);
@@ -70,6 +73,17 @@ int main(int argc, char **argv)
                     return 2;
                 }
                 o.tab = (vw_tab)k;
+            } else if (!strcmp(a, "--group")) {
+                static const char *names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
+                int k = -1;
+                for (int g = 0; g < VW_HK__N; g++)
+                    if (!strcmp(val, names[g]))
+                        k = g;
+                if (k < 0) {
+                    fprintf(stderr, "npuview: --group %s: expected functions, labels, pcs or opcodes\n", val);
+                    return 2;
+                }
+                o.hkey = (vw_hkey)k;
             } else if (!strcmp(a, "--range")) {
                 char *e1, *e2;
                 unsigned long long r0 = strtoull(val, &e1, 0), r1 = 0;

@@ -367,6 +367,7 @@ typedef struct vw_shot_opts {
     vw_tab tab;
     int has_range; uint64_t r0, r1;
     float scale;
+    vw_hkey hkey;          /* the hotspot table's grouping (--group) */
 } vw_shot_opts;
 /* Render one frame of the model into a new RGBA surface (a software
  * renderer: no display needed). *out is an SDL_Surface*. */

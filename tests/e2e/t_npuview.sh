@@ -24,6 +24,15 @@ for v in timeline flame hotspots counters; do
     "$V" --screenshot "$tmp/$v.2.png" --view $v "$tmp/s.npt" 2>/dev/null || fail "--view $v again"
     cmp -s "$tmp/$v.png" "$tmp/$v.2.png" || fail "$v: two screenshots of one trace differ"
 done
+# --group: the hotspot table's rows; every grouping draws a different table
+for g in functions labels pcs opcodes; do
+    "$V" --screenshot "$tmp/g-$g.png" --view hotspots --group $g "$tmp/s.npt" 2>"$tmp/err" ||
+        { cat "$tmp/err"; fail "--group $g"; }
+done
+cmp -s "$tmp/g-functions.png" "$tmp/hotspots.png" || fail "--group functions is not the default table"
+for a in functions labels pcs; do for b in labels pcs opcodes; do
+    [ $a = $b ] || ! cmp -s "$tmp/g-$a.png" "$tmp/g-$b.png" || fail "--group $a and $b draw the same picture"
+done; done
 "$V" --screenshot "$tmp/r.png" --range 1000:9000 --size 900x600 "$tmp/s.npt" || fail "--range"
 [ "$(png_size "$tmp/r.png")" = "900 600" ] || fail "--size 900x600 gave $(png_size "$tmp/r.png")"
 "$V" --screenshot "$tmp/h.png" --scale 2 --size 2560x1600 "$tmp/s.npt" || fail "--scale 2"
@@ -64,6 +73,8 @@ grep -q "none.npt" "$tmp/err" || fail "no message naming the missing file"
 # options
 "$V" --view nope "$tmp/s.npt" 2>"$tmp/err"; [ $? -eq 2 ] || fail "--view nope"
 grep -q "timeline" "$tmp/err" || fail "--view message"
+"$V" --group callers "$tmp/s.npt" 2>"$tmp/err"; [ $? -eq 2 ] || fail "--group callers"
+grep -q "expected functions, labels, pcs or opcodes" "$tmp/err" || fail "--group message"
 "$V" --range 9:3 "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "--range 9:3"
 "$V" --size 10x10 "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "--size 10x10"
 "$V" --frobnicate "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "unknown option"

@@ -857,7 +857,7 @@ START_TEST(t_picture_views)
     load(&m);
     npu_diag d = {0};
     for (int tab = 0; tab < VW_NTABS; tab++) {
-        vw_shot_opts o = { 1280, 800, (vw_tab)tab, 0, 0, 0, 1 };
+        vw_shot_opts o = { 1280, 800, (vw_tab)tab, 0, 0, 0, 1, VW_HK_FUNC };
         void *sv;
         ck_assert_msg(vw_render_surface(&m, &o, &sv, &d) == NPU_OK, "%s", d.msg);
         SDL_Surface *s = sv;
@@ -884,7 +884,7 @@ START_TEST(t_picture_views)
     /* a screenshot file, written atomically */
     char png[200];
     snprintf(png, sizeof png, "%s/t.png", fx()->dir);
-    vw_shot_opts o = { 800, 500, VW_TAB_TIMELINE, 1, m.t_min, m.t_min + 5000, 2 };
+    vw_shot_opts o = { 800, 500, VW_TAB_TIMELINE, 1, m.t_min, m.t_min + 5000, 2, VW_HK_FUNC };
     ck_assert_msg(vw_screenshot(&m, &o, png, &d) == NPU_OK, "%s", d.msg);
     FILE *f = fopen(png, "rb");
     ck_assert_ptr_nonnull(f);
