@@ -462,30 +462,68 @@ void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
                               ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1));
         SET(HBM_UTIL, 100.0 * ratio(hbm / (secs > 0 ? secs : 1), peak_bw));
     }
+    /* The roofs (docs/stat.md), a hierarchical roofline as Nsight Compute
+     * draws one: each memory level a roof of its own bytes over its own
+     * peak. With an L2 (the HBM model), every GM byte goes through the L2
+     * and only its misses and write-backs reach the HBM: GM bytes against
+     * the L2's peak, HBM bytes against the HBM's. Without one, GM bytes
+     * against the HBM's or the fixed port's peak. */
+    struct roof_level { const char *name; double bytes, bw; } lv[2];
+    int nlv = 0;
+    int have_hbm = cv->have[CTR_EV_HBM_BYTES_READ] && cv->have[CTR_EV_HBM_BYTES_WRITTEN];
+    double hbm = have_hbm ? (double)(ctr_get(cv, CTR_EV_HBM_BYTES_READ, -1) +
+                                     ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1))
+                          : 0;
+    if (m && m->l2_peak_Bps > 0) {
+        lv[nlv++] = (struct roof_level){ "l2", gm, m->l2_peak_Bps };
+        if (have_hbm && peak_bw > 0) lv[nlv++] = (struct roof_level){ "hbm", hbm, peak_bw };
+    } else if (peak_bw > 0) {
+        lv[nlv++] = (struct roof_level){ m && m->fixed_port ? "port" : "hbm", gm, peak_bw };
+    }
     if (gm > 0)
         SET(AI, ops / gm);
+    if (m && m->l2_peak_Bps > 0 && have_hbm && hbm > 0 && ops > 0)
+        SET(HBM_AI, ops / hbm);
     if (peak_ops > 0 && peak_bw > 0)
         SET(RIDGE, peak_ops / peak_bw);
-    /* the roofline verdict (docs/stat.md): attainable = min(peak ops,
-     * intensity x peak bandwidth); under half of it, neither roof limits
-     * the kernel: latency-bound; else the side of the ridge decides */
-    if (secs > 0 && (ops > 0 || gm > 0) && peak_bw > 0) {
-        double achieved_ops = ops / secs, achieved_bw = gm / secs;
-        const char *v;
+    if (peak_ops > 0 && m && m->l2_peak_Bps > 0)
+        SET(L2_RIDGE, peak_ops / m->l2_peak_Bps);
+    /* the verdict: attainable = min(peak ops, each level's intensity x its
+     * peak); under half of it, no roof limits the kernel: latency-bound;
+     * else the lowest roof decides (compute or memory, and which memory).
+     * A kernel with no ops is memory-bound if some level runs at half its
+     * peak or more. */
+    if (secs > 0 && (ops > 0 || gm > 0) && nlv > 0) {
+        const char *v, *roof = NULL;
         if (ops <= 0 || peak_ops <= 0) {
-            v = achieved_bw >= 0.5 * peak_bw ? "memory-bound" : "latency-bound";
+            double best = -1;
+            for (int i = 0; i < nlv; i++) {
+                double u = lv[i].bytes / secs / lv[i].bw;
+                if (u > best) { best = u; roof = lv[i].name; }
+            }
+            v = best >= 0.5 ? "memory-bound" : "latency-bound";
         } else {
-            double ai = gm > 0 ? ops / gm : INFINITY;
-            double attainable = NPU_MIN(peak_ops, ai * peak_bw);
-            if (achieved_ops < 0.5 * attainable)
-                v = "latency-bound";
-            else
-                v = ai >= peak_ops / peak_bw ? "compute-bound" : "memory-bound";
+            double achieved_ops = ops / secs, attainable = peak_ops;
+            roof = "compute";
+            for (int i = 0; i < nlv; i++) {
+                double a = lv[i].bytes > 0 ? ops / lv[i].bytes * lv[i].bw : INFINITY;
+                if (a < attainable) { attainable = a; roof = lv[i].name; }
+            }
+            if (achieved_ops < 0.5 * attainable) v = "latency-bound";
+            else v = !strcmp(roof, "compute") ? "compute-bound" : "memory-bound";
         }
         o->verdict = v;
         o->have[CTR_M_VERDICT] = 1;
+        o->roof = roof;
+        o->have[CTR_M_ROOF] = 1;
     }
 #undef SET
+}
+
+/* The text of a metric that is a word (the verdict, the roof), else NULL. */
+static const char *metric_str(const ctr_summary *s, int k)
+{
+    return k == CTR_M_VERDICT ? s->verdict : k == CTR_M_ROOF ? s->roof : NULL;
 }
 
 /* ---- formatting helpers -------------------------------------------------- */
@@ -690,8 +728,8 @@ void ctr_report(const ctr_values *cv, const ctr_machine *m, const ctr_sel *sel,
                 continue;
             npu_buf_printf(b, "%s\n  \"%s\": ", first ? "" : ",", metrics[k].name);
             first = 0;
-            if (k == CTR_M_VERDICT)
-                json_str(b, sum.verdict);
+            if (metric_str(&sum, k))
+                json_str(b, metric_str(&sum, k));
             else
                 json_num(b, sum.val[k]);
         }
@@ -704,8 +742,8 @@ void ctr_report(const ctr_values *cv, const ctr_machine *m, const ctr_sel *sel,
             if (!sum.have[k])
                 continue;
             const char *s = o->sep;
-            if (k == CTR_M_VERDICT)
-                npu_buf_printf(b, "summary%s%s%s%s%s%s%s%s\n", s, s, s, s, sum.verdict, s, s,
+            if (metric_str(&sum, k))
+                npu_buf_printf(b, "summary%s%s%s%s%s%s%s%s\n", s, s, s, s, metric_str(&sum, k), s, s,
                                metrics[k].name);
             else
                 npu_buf_printf(b, "summary%s%s%s%s%.4f%s%s%s%s\n", s, s, s, s, sum.val[k], s,
@@ -724,8 +762,8 @@ void ctr_report(const ctr_values *cv, const ctr_machine *m, const ctr_sel *sel,
     for (int k = 0; k < CTR_M__COUNT; k++) {
         if (!sum.have[k] || k == CTR_M_TIME)
             continue;
-        if (k == CTR_M_VERDICT)
-            npu_buf_printf(b, " %20s      %s  # %s\n", sum.verdict, metrics[k].name, metrics[k].desc);
+        if (metric_str(&sum, k))
+            npu_buf_printf(b, " %20s      %s  # %s\n", metric_str(&sum, k), metrics[k].name, metrics[k].desc);
         else
             npu_buf_printf(b, " %20.3f      %s %s\n", sum.val[k], metrics[k].unit, metrics[k].name);
     }

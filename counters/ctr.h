@@ -100,6 +100,7 @@ typedef struct ctr_machine {
     double l2_peak_Bps;                /* the L2's (slices x bytes per slice per
                                         * cycle x clock); 0: no L2, GM requests
                                         * go straight to the memory above */
+    int fixed_port;                    /* GM is the fixed port (the roof's name) */
 } ctr_machine;
 
 /* ---- selection ------------------------------------------------------------ */
@@ -118,6 +119,7 @@ typedef struct ctr_summary {
     double val[CTR_M__COUNT];
     uint8_t have[CTR_M__COUNT];
     const char *verdict;               /* "compute-bound", "memory-bound", "latency-bound" */
+    const char *roof;                  /* the bounding roof: "compute", "l2", "hbm", "port" */
 } ctr_summary;
 void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *out);
 

@@ -635,6 +635,7 @@ static void machine_peaks(const cfg_machine *m, int ncores, ctr_machine *o)
     o->gm_peak_Bps = m->timing.memory_model == CFG_MEM_HBM
                          ? mem_config_peak_Bps(&m->mem)
                          : m->timing.gm_fixed_bytes_per_cycle * m->chip.clock_ghz * 1e9;
+    o->fixed_port = m->timing.memory_model != CFG_MEM_HBM;
     /* the L2 serves every GM request of the HBM model (docs/stat.md) */
     if (m->timing.memory_model == CFG_MEM_HBM && m->mem.l2.enabled)
         o->l2_peak_Bps = (double)m->mem.l2.slices * m->mem.l2.slice_bytes_per_cycle *

@@ -198,6 +198,9 @@ static const char *verdict(uint64_t macs, uint64_t gm)
     ctr_values_free(&cv);
     ck_assert(s.have[CTR_M_VERDICT]);
     ck_assert_double_eq_tol(s.val[CTR_M_RIDGE], 8.192, 1e-9);
+    ck_assert(!s.have[CTR_M_L2_RIDGE] && !s.have[CTR_M_HBM_AI]);   /* one level: no L2 */
+    /* one memory roof, the HBM's: it or the compute roof bounds, by the ridge */
+    ck_assert_str_eq(s.roof, 2.0 * (double)macs / (double)gm >= 8.192 ? "compute" : "hbm");
     return s.verdict;
 }
 
@@ -210,6 +213,59 @@ START_TEST(roofline_verdicts)
     /* neither roof approached: latency-bound */
     ck_assert_str_eq(verdict(1000, 1000), "latency-bound");
     ck_assert_str_eq(verdict(4096ull * 100, 1000), "latency-bound");   /* 10 % of peak */
+}
+END_TEST
+
+/* The hierarchical roofline: with an L2 (2000 B/cycle here) GM bytes meet
+ * the L2's roof and HBM bytes the HBM's (1000 B/cycle); the lowest roof
+ * bounds. 1 core at 1 GHz for 1000 cycles, 4.096e6 ops = half the peak. */
+static ctr_summary two_level(uint64_t macs, uint64_t gm, uint64_t hbm)
+{
+    ctr_values cv;
+    ck_assert_int_eq(ctr_values_init(&cv, 1, 1, 1, NULL), NPU_OK);
+    for (int e = 0; e < CTR_EV__COUNT; e++)
+        cv.have[e] = ctr_event(e)->unit != CTR_UNIT_L2;
+    cv.v[CTR_EV_CYCLES][0] = 1000;
+    cv.v[CTR_EV_CHIP_CYCLES][0] = 1000;
+    cv.v[CTR_EV_MACS_F16][0] = macs;
+    cv.v[CTR_EV_GM_RD][0] = gm;
+    cv.v[CTR_EV_HBM_BYTES_READ][0] = hbm;
+    ctr_machine m = mach();
+    m.l2_peak_Bps = 2e12;
+    ctr_summary s;
+    ctr_summarize(&cv, &m, &s);
+    ctr_values_free(&cv);
+    ck_assert(s.have[CTR_M_VERDICT] && s.have[CTR_M_ROOF]);
+    ck_assert_double_eq_tol(s.val[CTR_M_L2_RIDGE], 4.096, 1e-9);
+    ck_assert_double_eq_tol(s.val[CTR_M_RIDGE], 8.192, 1e-9);
+    return s;
+}
+
+START_TEST(roofline_levels)
+{
+    /* GM intensity 2.56: the L2 roof allows 5.12e12 ops/s, the HBM's
+     * (intensity 40.96) 4.1e13: L2-bound at 80 % of its roof. Against the
+     * HBM's peak with GM bytes (the one-level rule) the kernel would sit at
+     * 160 % of a roof, which a roofline cannot show. */
+    ctr_summary s = two_level(4096ull * 500, 1600000, 100000);
+    ck_assert_str_eq(s.verdict, "memory-bound");
+    ck_assert_str_eq(s.roof, "l2");
+    ck_assert_double_eq_tol(s.val[CTR_M_AI], 2.56, 1e-9);
+    ck_assert_double_eq_tol(s.val[CTR_M_HBM_AI], 40.96, 1e-9);
+    /* few GM bytes, many reach the HBM (misses): HBM-bound */
+    s = two_level(4096ull * 500, 100000, 800000);
+    ck_assert_str_eq(s.verdict, "memory-bound");
+    ck_assert_str_eq(s.roof, "hbm");
+    /* both intensities high: compute-bound */
+    s = two_level(4096ull * 900, 1000, 1000);
+    ck_assert_str_eq(s.verdict, "compute-bound");
+    ck_assert_str_eq(s.roof, "compute");
+    /* the L2 roof bounds (intensity 1.64), but the kernel reaches a
+     * quarter of it (the L2 at 25 % of its peak): latency-bound, and the
+     * roof still says which */
+    s = two_level(4096ull * 100, 500000, 100000);
+    ck_assert_str_eq(s.verdict, "latency-bound");
+    ck_assert_str_eq(s.roof, "l2");
 }
 END_TEST
 
@@ -411,6 +467,7 @@ Suite *ctr_table_suite(void)
     suite_add_tcase(s, t);
     TCase *m = tcase_create("metrics");
     tcase_add_test(m, roofline_verdicts);
+    tcase_add_test(m, roofline_levels);
     tcase_add_test(m, row_metrics);
     tcase_add_test(m, check_finds_overlap);
     suite_add_tcase(s, m);
