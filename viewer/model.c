@@ -184,12 +184,14 @@ static double jnum(const cJSON *o, const char *a, const char *b, double dflt)
 }
 
 /* The roofs: the cube's f16 MACs a cycle (m*k*n / cycles_per_fractal) on
- * every core, and the HBM's pins x data rate, from the embedded config; the
- * A2 defaults when the config does not say (e.g. a synthetic trace). */
+ * every core; the HBM's pins x data rate (or, with timing.memory_model
+ * fixed, the port's bytes a cycle); the L2's slices x bytes per slice a
+ * cycle when it is enabled: from the embedded config, the A2 defaults when
+ * the config does not say (e.g. a synthetic trace, which gets no L2 roof). */
 static void roofs(vw_model *m)
 {
     double macs = 4096, cores = m->ncores, clock = m->meta->clock_ghz;
-    double hbm_Bps = 4 * 8 * 2 * 64 / 8.0 * 3200e6;
+    double hbm_Bps = 4 * 8 * 2 * 64 / 8.0 * 3200e6, fixed_Bpc = 0, l2_Bpc = 0, atom = 32;
     cJSON *j = m->meta->config_json ? cJSON_Parse(m->meta->config_json) : NULL;
     if (j) {
         const cJSON *f16 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cube"), "f16");
@@ -197,10 +199,19 @@ static void roofs(vw_model *m)
             macs = jnum(f16, "m", NULL, 16) * jnum(f16, "k", NULL, 16) * jnum(f16, "n", NULL, 16) /
                    NPU_MAX(1.0, jnum(f16, "cycles_per_fractal", NULL, 1));
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "memory"), "hbm");
-        if (h)
+        if (h) {
             hbm_Bps = jnum(h, "stacks", NULL, 4) * jnum(h, "channels", NULL, 8) *
                       jnum(h, "pseudo_channels", NULL, 2) * jnum(h, "width_bits", NULL, 64) / 8.0 *
                       jnum(h, "data_rate_mbps", NULL, 3200) * 1e6;
+            atom = jnum(h, "width_bits", NULL, 64) * jnum(h, "burst_length", NULL, 4) / 8.0;
+        }
+        const cJSON *tm = cJSON_GetObjectItemCaseSensitive(j, "timing");
+        const cJSON *mm = cJSON_GetObjectItemCaseSensitive(tm, "memory_model");
+        if (cJSON_IsString(mm) && !strcmp(mm->valuestring, "fixed"))
+            fixed_Bpc = jnum(tm, "gm_fixed_bytes_per_cycle", NULL, 911);
+        const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "memory"), "l2");
+        if (!fixed_Bpc && l2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l2, "enabled")))
+            l2_Bpc = jnum(l2, "slices", NULL, 32) * jnum(l2, "slice_bytes_per_cycle", NULL, 64);
         if (clock <= 0)
             clock = jnum(j, "chip", "clock_ghz", 1.8);
         cJSON_Delete(j);
@@ -209,7 +220,10 @@ static void roofs(vw_model *m)
         clock = 1.8;
     m->cube_ops_per_busy_cycle = 2 * macs;
     m->peak_ops_per_cycle = 2 * macs * cores;
-    m->peak_bytes_per_cycle = hbm_Bps / (clock * 1e9);
+    m->fixed_port = fixed_Bpc > 0;
+    m->peak_bytes_per_cycle = fixed_Bpc > 0 ? fixed_Bpc : hbm_Bps / (clock * 1e9);
+    m->l2_bytes_per_cycle = l2_Bpc;
+    m->hbm_atom_bytes = atom;
 }
 
 npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d)

@@ -1615,6 +1615,28 @@ static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
     return m->mem_bytes * (double)(z - a) / (double)(m->t_end - m->t_min);
 }
 
+/* HBM bytes in [a, z): the column commands (RD, RDA, WR, WRA) of the HBM
+ * lanes x the atom; -1 when the trace has no HBM commands (its level is
+ * not full, or no HBM model) */
+static double hbm_bytes_in(const vw_model *m, uint64_t a, uint64_t z)
+{
+    const trc_names *nm = &m->meta->hbm_commands;
+    uint8_t col[256] = { 0 };
+    int any = 0;
+    for (uint32_t i = 0; i < nm->count && i < 256; i++)
+        if (nm->names[i] && (!strncmp(nm->names[i], "RD", 2) || !strncmp(nm->names[i], "WR", 2)))
+            col[i] = 1, any = 1;
+    if (!any || !m->nhbm)
+        return -1;
+    double n = 0;
+    for (uint32_t l = 0; l < m->nhbm; l++)
+        for (size_t i = 0; i < m->hbm[l].n; i++) {
+            const vw_tick *t = &m->hbm[l].v[i];
+            n += t->t >= a && t->t < z && col[t->cmd];
+        }
+    return n * m->hbm_atom_bytes;
+}
+
 static void draw_counters(vw_view *v, vw_cmds *o)
 {
     const vw_model *m = v->m;
@@ -1701,44 +1723,72 @@ static void draw_counters(vw_view *v, vw_cmds *o)
         vw_text(o, rx - S(v, 34), gy - S(v, 7), VW_FONT_SMALL, C_DIM, b);
     }
     vw_text(o, rx + rw / 2 - S(v, 120), ry + rh + S(v, 22), VW_FONT_SMALL, C_DIM,
-            "arithmetic intensity (ops / GM byte)");
+            "arithmetic intensity (ops / byte)");
     vw_text(o, rx + S(v, 130), ry - S(v, 22), VW_FONT_SMALL, C_DIM, "y: ops / cycle (log)   x: ops / byte (log)");
-    /* the roofs: bandwidth slope up to the ridge, compute flat after it */
+    /* the roofs (a hierarchical roofline, as npusim stat's verdict:
+     * docs/stat.md): each memory level's bandwidth slope up to its ridge,
+     * compute flat after the memory's. With an L2, GM bytes meet the L2's
+     * roof and HBM bytes the HBM's. */
     double a0 = pow(10, lx0), a1 = pow(10, lx1);
+    double BL = m->l2_bytes_per_cycle, ridge_l2 = BL > 0 ? P / BL : 0;
+    const uint32_t c_mem = 0x5C8FCCFF, c_l2 = 0x56B6A0FF;
     vw_clip(o, rx, ry, rw, rh);
-    vw_line(o, RX(a0), RY(a0 * B), RX(ridge), RY(P), 0x5C8FCCFF);
-    vw_line(o, RX(a0), RY(a0 * B) - 1, RX(ridge), RY(P) - 1, 0x5C8FCCFF);
-    vw_line(o, RX(ridge), RY(P), RX(a1), RY(P), 0x8C7BC4FF);
-    vw_line(o, RX(ridge), RY(P) - 1, RX(a1), RY(P) - 1, 0x8C7BC4FF);
+    for (int w = 0; w < 2; w++) {
+        vw_line(o, RX(a0), RY(a0 * B) - w, RX(ridge), RY(P) - w, c_mem);
+        if (BL > 0)
+            vw_line(o, RX(a0), RY(a0 * BL) - w, RX(ridge_l2), RY(P) - w, c_l2);
+        vw_line(o, RX(BL > 0 ? ridge_l2 : ridge), RY(P) - w, RX(a1), RY(P) - w, 0x8C7BC4FF);
+    }
     vw_unclip(o);
     snprintf(b, sizeof b, "compute %.3g ops/cyc", P);
     vw_text(o, RX(ridge) + S(v, 6), RY(P) + S(v, 4), VW_FONT_SMALL, 0xB0A4E0FF, b);
-    snprintf(b, sizeof b, "HBM %.3g B/cyc", B);
+    snprintf(b, sizeof b, "%s %.3g B/cyc", m->fixed_port ? "GM port" : "HBM", B);
     vw_text(o, RX(ridge / 30) + S(v, 4), RY(ridge / 30 * B) - S(v, 2), VW_FONT_SMALL, 0x8FB5E0FF, b);
-    /* points: the kernel, and the selected range */
+    if (BL > 0) {
+        snprintf(b, sizeof b, "L2 %.3g B/cyc", BL);
+        float tw = (float)text_w(v, VW_FONT_SMALL, b);
+        vw_text(o, RX(ridge_l2 / 30) - tw - S(v, 4), RY(ridge_l2 / 30 * BL) - S(v, 12), VW_FONT_SMALL, 0x7FD1BCFF, b);
+    }
+    /* points: the kernel, and the selected range; against the L2 roof (GM
+     * bytes) and, when the trace has HBM commands, the HBM's (HBM bytes) */
+    int row = 0;
     for (int pass = 0; pass < 1 + v->has_range; pass++) {
         uint64_t a = pass ? v->r0 : m->t_min, z = pass ? v->r1 : m->t_end;
         double mb = 0;
         for (uint32_t k = 0; k < m->ncores; k++)
             mb += (double)vw_track_busy(vw_track_at(m, k, TRC_PIPE_M), a, z);
-        double ops = mb * m->cube_ops_per_busy_cycle, bytes = bytes_in(m, a, z), cy = (double)(z - a);
-        if (ops <= 0 || bytes <= 0 || cy <= 0) {
-            vw_text(o, rx + S(v, 8), ry + S(v, 8) + pass * S(v, 16), VW_FONT_SMALL, C_DIM,
+        double ops = mb * m->cube_ops_per_busy_cycle, cy = (double)(z - a);
+        double gmb = bytes_in(m, a, z), hb = BL > 0 ? hbm_bytes_in(m, a, z) : -1;
+        const char *who = pass ? "range" : m->meta->kernel ? m->meta->kernel : "kernel";
+        if (ops <= 0 || gmb <= 0 || cy <= 0) {
+            vw_text(o, rx + S(v, 8), ry + S(v, 8) + row++ * S(v, 16), VW_FONT_SMALL, C_DIM,
                     pass ? "range: no cube work or no GM bytes" : "kernel: no cube work or no GM bytes in the trace");
             continue;
         }
-        double ai = ops / bytes, perf = ops / cy;
-        float px = RX(NPU_MAX(ai, a0)), py = RY(NPU_MAX(perf, pow(10, ly0)));
-        uint32_t col = pass ? 0x61AFEFFF : C_ACCENT;
-        vw_rect(o, px - S(v, 5), py - S(v, 5), S(v, 10), S(v, 10), col);
-        snprintf(b, sizeof b, "%s  AI %.3g  %.3g ops/cyc (%.1f%% of roof)", pass ? "range" : m->meta->kernel ? m->meta->kernel : "kernel",
-                 ai, perf, 100 * perf / NPU_MIN(P, ai * B));
-        float tw = (float)text_w(v, VW_FONT_SMALL, b);
-        float tx = px + S(v, 9) + tw > rx + rw ? px - S(v, 9) - tw : px + S(v, 9);
-        vw_text(o, tx, py - S(v, 8) + pass * S(v, 16), VW_FONT_SMALL, col, b);
+        for (int lvl = 0; lvl < 2; lvl++) {
+            double bytes = lvl ? hb : gmb, roof_bw = lvl || BL <= 0 ? B : BL;
+            if (bytes <= 0)
+                continue;
+            double ai = ops / bytes, perf = ops / cy;
+            float px = RX(NPU_MAX(ai, a0)), py = RY(NPU_MAX(perf, pow(10, ly0)));
+            uint32_t col = pass ? 0x61AFEFFF : lvl ? 0xE5A05AFF : C_ACCENT;
+            vw_rect(o, px - S(v, 5), py - S(v, 5), S(v, 10), S(v, 10), col);
+            const char *lv = BL <= 0 ? "" : lvl ? " HBM" : " L2";
+            snprintf(b, sizeof b, "%s%s  AI %.3g  %.3g ops/cyc (%.1f%% of roof)", who, lv, ai, perf,
+                     100 * perf / NPU_MIN(P, ai * roof_bw));
+            /* a short tag at the point; the figures in the legend under the plot */
+            const char *tag = BL <= 0 ? (pass ? "range" : "kernel") : lvl ? (pass ? "range HBM" : "HBM")
+                                                                       : (pass ? "range L2" : "L2");
+            float tw = (float)text_w(v, VW_FONT_SMALL, tag);
+            float tx = px + S(v, 8) + tw > rx + rw ? px - S(v, 8) - tw : px + S(v, 8);
+            vw_text(o, tx, py + (lvl ? S(v, 2) : -S(v, 18)) + pass * S(v, 14), VW_FONT_SMALL, col, tag);
+            vw_rect(o, rx, ry + rh + S(v, 62) + row * S(v, 16), S(v, 8), S(v, 8), col);
+            vw_text(o, rx + S(v, 14), ry + rh + S(v, 56) + row++ * S(v, 16), VW_FONT_SMALL, col, b);
+        }
     }
     vw_text(o, rx, ry + rh + S(v, 40), VW_FONT_SMALL, C_DIM,
-            "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");
+            BL > 0 ? "ops = cube busy cycles x 2 x f16 MACs/cycle; L2: GM bytes; HBM: RD/WR commands x atom"
+                   : "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");
 #undef RX
 #undef RY
 }

@@ -157,7 +157,10 @@ typedef struct vw_model {
     double load_post_wall;      /* wall seconds of the part after decoding */
     /* roofline roofs from the embedded config */
     double peak_ops_per_cycle;  /* chip, 2 x MACs */
-    double peak_bytes_per_cycle;
+    double peak_bytes_per_cycle;    /* GM's backing memory: the HBM, or the fixed port */
+    double l2_bytes_per_cycle;      /* the L2's roof (slices x bytes per slice), 0 without one */
+    double hbm_atom_bytes;          /* bytes of one HBM column command (RD/WR) */
+    int fixed_port;                 /* timing.memory_model fixed: the memory roof is the port's */
     double cube_ops_per_busy_cycle; /* per core */
 } vw_model;
 

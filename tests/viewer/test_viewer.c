@@ -115,6 +115,61 @@ START_TEST(t_model_counts)
 }
 END_TEST
 
+/* The roofline's roofs come from the trace's embedded config: the HBM's
+ * pins x data rate (the fixed port's bytes a cycle under memory_model
+ * fixed), the L2's slices x bytes a slice when enabled, the atom of an
+ * HBM column command. */
+static void roofs_of(const char *config, vw_model *m)
+{
+    char dir[64], path[128];
+    tmp_trace(dir, path, "roofs", "r.npt");
+    static const char *const ops[] = { "nop" };
+    trc_meta meta = two_core_meta();
+    meta.config_json = config;
+    meta.opcodes = (trc_names){ ops, 1 };
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    trc_event e = trc_ev_insn(0, 0, 0, 0, 0, 0, 100, 0);
+    ck_assert_int_eq(trc_write(w, &e), NPU_OK);
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_msg(vw_model_load(m, path, &d) == NPU_OK, "load: %s", d.msg);
+    unlink(path);
+    rmdir(dir);
+}
+
+START_TEST(t_model_roofs)
+{
+    vw_model m;
+    roofs_of("{\"cube\": {\"f16\": {\"m\": 16, \"k\": 16, \"n\": 16, \"cycles_per_fractal\": 2}},"
+             " \"timing\": {\"memory_model\": \"hbm\"},"
+             " \"memory\": {\"hbm\": {\"stacks\": 1, \"channels\": 2, \"pseudo_channels\": 2, \"width_bits\": 64,"
+             " \"burst_length\": 4, \"data_rate_mbps\": 2000}, \"l2\": {\"enabled\": true, \"slices\": 4,"
+             " \"slice_bytes_per_cycle\": 16}}}", &m);
+    ck_assert_double_eq_tol(m.peak_ops_per_cycle, 2 * 2048.0 * 2, 1e-9);   /* 2 cores */
+    ck_assert_double_eq_tol(m.peak_bytes_per_cycle, 64.0, 1e-9);            /* 64 GB/s at 1 GHz */
+    ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 64.0, 1e-9);
+    ck_assert_double_eq_tol(m.hbm_atom_bytes, 32.0, 1e-9);
+    ck_assert_int_eq(m.fixed_port, 0);
+    vw_model_free(&m);
+    /* the fixed port: its own roof, no L2 in front of it */
+    roofs_of("{\"timing\": {\"memory_model\": \"fixed\", \"gm_fixed_bytes_per_cycle\": 100},"
+             " \"memory\": {\"l2\": {\"enabled\": true, \"slices\": 4, \"slice_bytes_per_cycle\": 16}}}", &m);
+    ck_assert_double_eq_tol(m.peak_bytes_per_cycle, 100.0, 1e-9);
+    ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 0.0, 1e-9);
+    ck_assert_int_eq(m.fixed_port, 1);
+    vw_model_free(&m);
+    /* the L2 disabled, or a config that does not say: no L2 roof */
+    roofs_of("{\"memory\": {\"l2\": {\"enabled\": false, \"slices\": 4}}}", &m);
+    ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 0.0, 1e-9);
+    vw_model_free(&m);
+    roofs_of("{}", &m);
+    ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 0.0, 1e-9);
+    ck_assert(m.peak_bytes_per_cycle > 0);
+    vw_model_free(&m);
+}
+END_TEST
+
 /* Counter samples are cumulative (docs/traces.md): the totals are each
  * unit's last sample summed over units, the bins the deltas (the first
  * interval counted from 0 at cycle 0), the rates deltas per cycle (a
@@ -1048,6 +1103,7 @@ int main(void)
     TCase *tc = tcase_create("model");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_model_counts);
+    tcase_add_test(tc, t_model_roofs);
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_flame);
