@@ -203,6 +203,15 @@ static int read_count(const char **s)
     return v < 1000 ? v : 1000;
 }
 
+/* The key path in where ("machine.json: memory" -> "memory"): messages
+ * name the size keys in full (memory.hbm.stacks), so that a --set of one is
+ * recognised in them */
+static const char *key_root(const char *where)
+{
+    const char *c = strrchr(where, ' ');
+    return c ? c + 1 : where;
+}
+
 npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, npu_diag *d)
 {
     memset(m, 0, sizeof *m);
@@ -260,9 +269,9 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
             }
             if (is_star) cnt = need[f] > given[f] ? need[f] - given[f] : 0;
             if (have[f] + cnt > need[f])
-                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s) = %d "
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s.hbm.%s) = %d "
                                 "(a term like %c* takes whatever the field has)",
-                                where, "khpsgbcr"[f], given[f], names[f], need[f], "khpsgbcr"[f]);
+                                where, "khpsgbcr"[f], given[f], key_root(where), names[f], need[f], "khpsgbcr"[f]);
             for (int i = 0; i < cnt; i++) {
                 if (m->nbits >= 64 - m->off_bits)
                     return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: more than 64 address bits", where);
@@ -276,9 +285,9 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
     int *have = given;
     for (int f = 0; f < MF__N; f++) {
         if (have[f] != need[f])
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, log2(%s) = %d needed "
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, log2(%s.hbm.%s) = %d needed "
                             "(a term like %c* takes whatever the field has)",
-                            where, "khpsgbcr"[f], have[f], names[f], need[f], "khpsgbcr"[f]);
+                            where, "khpsgbcr"[f], have[f], key_root(where), names[f], need[f], "khpsgbcr"[f]);
         m->width[f] = need[f];
     }
     const char *s = h->xor_map;
@@ -296,9 +305,16 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
         s++;
         if (!(*s >= '0' && *s <= '9')) goto bad;
         si = read_count(&s);
-        if (ti >= need[t] || si >= need[sf] || (t == sf && ti == si))
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term at offset %d names a bit the field does not have",
-                            where, (int)(tok - h->xor_map));
+        if (t == sf && ti == si)
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term '%.*s' at offset %d XORs a bit with itself",
+                            where, (int)(s - tok), tok, (int)(tok - h->xor_map));
+        if (ti >= need[t] || si >= need[sf]) {
+            int bf = ti >= need[t] ? t : sf, bi = ti >= need[t] ? ti : si;
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term '%.*s' at offset %d names bit %d of '%c', "
+                            "which has %d bit%s (log2(%s.hbm.%s)): the XOR terms name fixed bits, so give an "
+                            "xor_map for the new size", where, (int)(s - tok), tok, (int)(tok - h->xor_map),
+                            bi, "khpsgbcr"[bf], need[bf], need[bf] == 1 ? "" : "s", key_root(where), names[bf]);
+        }
         if (m->nxor >= 32)
             return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
         m->xt[m->nxor] = (uint8_t)t; m->xti[m->nxor] = (uint8_t)ti;

@@ -51,7 +51,9 @@ START_TEST(t_parse_errors)
         { "{\"hbm\": {\"mapping\": \"c4 x\"}}", "machine.json: memory.hbm.mapping: unknown field letter 'x'" },
         { "{\"hbm\": {\"mapping\": \"c4 k2 h3 p g2 b2 r\"}}", "machine.json: memory.hbm.mapping: field 'c' has 4 bits" },
         { "{\"hbm\": {\"xor_map\": \"g0^\"}}", "machine.json: memory.hbm.xor_map: expected terms like g0^r1" },
-        { "{\"hbm\": {\"xor_map\": \"g5^r1\"}}", "machine.json: memory.hbm.xor_map: term at offset 0" },
+        { "{\"hbm\": {\"xor_map\": \"g5^r1\"}}", "machine.json: memory.hbm.xor_map: term 'g5^r1' at offset 0 names bit 5 of 'g', which has 2 bits (log2(memory.hbm.bankgroups))" },
+        { "{\"hbm\": {\"xor_map\": \"b1^b1\"}}", "machine.json: memory.hbm.xor_map: term 'b1^b1' at offset 0 XORs a bit with itself" },
+        { "{\"hbm\": {\"mapping\": \"c4 k2 h4 p g2 b2 c1 r\"}}", "machine.json: memory.hbm.mapping: field 'h' has 4 bits, more than log2(memory.hbm.channels) = 3" },
         { "{\"l2\": {\"size_bytes\": 1000000}}", "machine.json: memory.l2.size_bytes" },
         { "{\"l2\": {\"size_bytes\": \"96Q\"}}", "machine.json: memory.l2.size_bytes: expected integer in 4096..68719476736 (a size may end in K, M, G or T), got \"96Q\"" },
         { "{\"l2\": {\"ways\": \"16\"}}", "machine.json: memory.l2.ways: expected integer in 1..64" },
@@ -256,12 +258,12 @@ START_TEST(t_mapping_star)
     ck_assert_int_eq(m2.width[MF_C], m.width[MF_C]);
     ck_assert_int_eq(m2.field[m2.nbits - 1], MF_R);
     const char *e = map_err(&h, "c4 k2 h3 p g2 b2 c1 r");
-    ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'k' has 2 bits, more than log2(stacks) = 1 "
+    ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'k' has 2 bits, more than log2(memory.hbm.stacks) = 1 "
                             "(a term like k* takes whatever the field has)"), "%s", e);
     e = map_err(&c.hbm, "c4 h* k* h* p g2 b2 c* r");
     ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'h' has a second '*' at offset 9"), "%s", e);
     e = map_err(&c.hbm, "c4 k2 h2 p g2 b2 c* r");
-    ck_assert_msg(strstr(e, "field 'h' has 2 bits, log2(channels) = 3 needed (a term like h* takes"), "%s", e);
+    ck_assert_msg(strstr(e, "field 'h' has 2 bits, log2(memory.hbm.channels) = 3 needed (a term like h* takes"), "%s", e);
 }
 END_TEST
 
