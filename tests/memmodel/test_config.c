@@ -52,6 +52,8 @@ START_TEST(t_parse_errors)
         { "{\"hbm\": {\"mapping\": \"c4 k2 h3 p g2 b2 r\"}}", "machine.json: memory.hbm.mapping: field 'c' has 4 bits" },
         { "{\"hbm\": {\"xor_map\": \"g0^\"}}", "machine.json: memory.hbm.xor_map: expected terms like g0^r1" },
         { "{\"hbm\": {\"xor_map\": \"g5^r1\"}}", "machine.json: memory.hbm.xor_map: term 'g5^r1' at offset 0 names bit 5 of 'g', which has 2 bits (log2(memory.hbm.bankgroups))" },
+        { "{\"l2\": {\"ways\": 4, \"ways\": 8}}", "machine.json: memory.l2.ways: duplicate key" },
+        { "{\"l2\": {\"ways\": 4}, \"l2\": {\"ways\": 8}}", "machine.json: memory.l2: duplicate key" },
         { "{\"hbm\": {\"xor_map\": \"b1^b1\"}}", "machine.json: memory.hbm.xor_map: term 'b1^b1' at offset 0 XORs a bit with itself" },
         { "{\"hbm\": {\"mapping\": \"c4 k2 h4 p g2 b2 c1 r\"}}", "machine.json: memory.hbm.mapping: field 'h' has 4 bits, more than log2(memory.hbm.channels) = 3" },
         { "{\"l2\": {\"size_bytes\": 1000000}}", "machine.json: memory.l2.size_bytes" },
