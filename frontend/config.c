@@ -648,9 +648,18 @@ npu_status cfg_json_check_version(const struct cJSON *root, const char *where,
                                   int supported, npu_diag *d)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
-    if (!v)
-        return npu_errf(d, NPU_EINVAL, "%s: version: missing (this build reads version %d)",
-                        where, supported);
+    if (!v) {
+        /* a memory-only file (a memsim --config file of an older tree) */
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+        int only_mem = cJSON_IsObject(mem);
+        for (const cJSON *k = root->child; k && only_mem; k = k->next)
+            only_mem = k == mem || (k->string && k->string[0] == '_');
+        return npu_errf(d, NPU_EINVAL, "%s: version: missing (this build reads version %d)%s",
+                        where, supported,
+                        only_mem ? "; a file with only a \"memory\" object is a machine config "
+                                   "(the default machine with that memory) once it says \"version\": 1"
+                                 : "");
+    }
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble)) {
         char got[160];
         describe_json(v, got, sizeof got);

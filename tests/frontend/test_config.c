@@ -219,6 +219,34 @@ START_TEST(default_json_is_the_dump)
 }
 END_TEST
 
+/* The memory files (configs/hbm*.json) are machine configs too: the
+ * default machine with that memory, as --set memory.preset gives it */
+START_TEST(memory_files_load)
+{
+    static const char *const presets[] = { "hbm2", "hbm2e", "hbm3", "hbm3e" };
+    for (size_t i = 0; i < NPU_ARRAY_LEN(presets); i++) {
+        char rel[64], path[4096];
+        snprintf(rel, sizeof rel, "configs/%s.json", presets[i]);
+        root_path(rel, path, sizeof path);
+        cfg_machine m, want;
+        npu_diag d;
+        ck_assert_msg(cfg_load_file(&m, path, &d) == NPU_OK, "%s", d.msg);
+        cfg_default(&want);
+        ck_assert_int_eq(cfg_set(&want, "memory.preset", presets[i], &d), NPU_OK);
+        ck_assert_msg(memcmp(&m.mem.hbm, &want.mem.hbm, sizeof m.mem.hbm) == 0, "%s", rel);
+        ck_assert_int_eq(memcmp(&m.core, &want.core, sizeof m.core), 0);
+    }
+    /* without "version", such a file is named for what it is */
+    static const char text[] = "{\"_source\": \"x\", \"memory\": {\"l2\": {\"ways\": 4}}}";
+    cfg_machine m;
+    npu_diag d;
+    ck_assert_int_ne(cfg_load_json_text(&m, text, sizeof text - 1, "m.json", &d), NPU_OK);
+    ck_assert_str_eq(d.msg, "m.json: version: missing (this build reads version 1); a file with only a "
+                            "\"memory\" object is a machine config (the default machine with that memory) "
+                            "once it says \"version\": 1");
+}
+END_TEST
+
 START_TEST(small_json_loads)
 {
     char path[4096];
@@ -591,6 +619,7 @@ Suite *config_suite(void)
     tcase_add_test(t, dump_roundtrip);
     tcase_add_test(t, default_json_is_the_dump);
     tcase_add_test(t, small_json_loads);
+    tcase_add_test(t, memory_files_load);
     tcase_add_test(t, err_range);
     tcase_add_test(t, err_type);
     tcase_add_test(t, err_unknown_key);
