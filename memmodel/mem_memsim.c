@@ -9,6 +9,7 @@
  * (head-of-line blocking). A line's latency runs from the acceptance of its
  * first atom to the completion of its last. */
 #include <inttypes.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,12 +441,13 @@ int mem_cmd_memsim(int argc, char **argv)
     const char *trace = NULL, *pattern = NULL;
     int json = 0, check = 0, show_time = 0, write_pct = 0, dump_cfg = 0;
     uint64_t nreq = 0, stride = 4096, seed = 1, interval = 0;
+    int got_nreq = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED() do { if (!v) { fprintf(stderr, "npusim memsim: %s needs a value\n", a); return 2; } i++; } while (0)
-#define NUM(dst) do { char *e_; NEED(); (dst) = strtoull(v, &e_, 0); \
-        if (e_ == v || *e_) { fprintf(stderr, "npusim memsim: %s: expected a number, got \"%s\"\n", a, v); return 2; } } while (0)
+#define NUM(dst) do { char *e_; NEED(); errno = 0; (dst) = strtoull(v, &e_, 0); \
+        if (e_ == v || *e_ || *v == '-' || errno) { fprintf(stderr, "npusim memsim: %s: expected a non-negative integer, got \"%s\"\n", a, v); return 2; } } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--config")) {
             NEED();
@@ -472,7 +474,7 @@ int mem_cmd_memsim(int argc, char **argv)
         else if (!strcmp(a, "--dump-commands")) check |= 3;
         else if (!strcmp(a, "--time")) show_time = 1;
         else if (!strcmp(a, "--pattern")) { NEED(); pattern = v; }
-        else if (!strcmp(a, "--requests")) NUM(nreq);
+        else if (!strcmp(a, "--requests")) { NUM(nreq); got_nreq = 1; }
         else if (!strcmp(a, "--stride")) NUM(stride);
         else if (!strcmp(a, "--seed")) NUM(seed);
         else if (!strcmp(a, "--interval")) NUM(interval);
@@ -511,7 +513,7 @@ int mem_cmd_memsim(int argc, char **argv)
         npu_free(data);
         if (st) { fprintf(stderr, "npusim memsim: %s\n", d.msg); return 2; }
     } else {
-        if (!nreq) { fprintf(stderr, "npusim memsim: --pattern needs --requests N\n"); return 2; }
+        if (!got_nreq) { fprintf(stderr, "npusim memsim: --pattern needs --requests N\n"); return 2; }
         if (memsim_pattern(pattern, nreq, stride, seed, write_pct, interval, &c, &t, &d)) {
             fprintf(stderr, "npusim memsim: %s\n", d.msg);
             return 2;
