@@ -441,16 +441,36 @@ static npu_status av_done(argv_b *a, char ***out, npu_diag *d)
     return NPU_OK;
 }
 
+/* The key "cores" of a point is not a config key: the kernel on every core
+ * of an N-core machine, i.e. the launch's cores (--cores N) and the
+ * machine's chip.cores = N, the latter first so that a chip.cores of the
+ * point's own still wins for the machine. The last "cores" counts. */
+static const char *point_cores(const sweep_point *p)
+{
+    const char *c = NULL;
+    for (size_t i = 0; i < p->nset; i++)
+        if (!strcmp(p->set[i].key, "cores"))
+            c = p->set[i].val;
+    return c;
+}
+
 static void av_point(argv_b *a, const sweep_point *p, const sweep_opts *o)
 {
     av_push(a, p->launch);
     av_push2(a, "--config", p->config);
     char kv[2200];
+    const char *cores = point_cores(p);
+    if (cores) {
+        snprintf(kv, sizeof kv, "chip.cores=%s", cores);
+        av_push2(a, "--set", kv);
+    }
     for (size_t i = 0; i < p->nset; i++) {
+        if (!strcmp(p->set[i].key, "cores"))
+            continue;
         snprintf(kv, sizeof kv, "%s=%s", p->set[i].key, p->set[i].val);
         av_push2(a, "--set", kv);
     }
-    av_push2(a, "--cores", o->cores);
+    av_push2(a, "--cores", cores ? cores : o->cores);
     av_push2(a, "--mode", o->mode);
     av_push2(a, "--max-cycles", o->max_cycles);
 }

@@ -103,6 +103,26 @@ EOF
     fail "spec point 0 differs from the grid's"
 echo "ok: spec file"
 
+# ---- the core count: "cores" is the launch's cores and chip.cores ----------
+"$NPUSIM" ref gemm --m 256 --n 256 --k 128 --dtype f16 --out f32 --cores 2 --seed 3 -o q > /dev/null 2>&1 ||
+    fail "npusim ref gemm (4 tiles)"
+"$NPUSIM" sweep --launch q/launch.json --config "$cfg" --set cores=1,2,4 --verify -o c.csv || { cat c.csv; fail "cores axis"; }
+[ "$(col status c.csv)" = "ok ok ok " ] || fail "cores axis: $(col status c.csv)"
+set -- $(col cycles c.csv)
+for n in 1 2 4; do
+    "$NPUSIM" stat --json q/launch.json --config "$cfg" --cores $n --set chip.cores=$n > c$n.json || fail "stat --cores $n"
+done
+python3 - "$@" <<'PY' || fail "cores axis: cycles differ from npusim stat --cores N --set chip.cores=N"
+import json, sys
+for n, got in zip((1, 2, 4), sys.argv[1:]):
+    assert json.load(open("c%d.json" % n))["cycles"] == int(got), (n, got)
+PY
+[ "$1" -gt "$2" ] || fail "1 core ($1 cycles) not slower than 2 ($2)"
+# a chip.cores of the point's own wins for the machine: 1 of 4 cores runs
+"$NPUSIM" sweep --launch q/launch.json --config "$cfg" --set cores=1 --set chip.cores=4 -o c4.csv || fail "cores + chip.cores"
+[ "$(col cycles c4.csv)" = "$(col cycles c.csv | cut -d' ' -f1) " ] || fail "cores=1 on a 4-core machine: $(col cycles c4.csv)"
+echo "ok: the cores axis"
+
 # ---- --verify, failures and timeouts ---------------------------------------
 "$NPUSIM" sweep --launch g/launch.json --config "$cfg" --set path.gm_l1.width=72 --verify -o v.csv || fail "--verify"
 [ "$(col status v.csv)" = "ok " ] || fail "--verify: status $(col status v.csv)"
