@@ -562,6 +562,17 @@ npu_status mem_config_set_at(mem_config *c, const char *key, const char *value, 
     return st;
 }
 
+int mem_config_key_known(const char *key)
+{
+    if (!strcmp(key, "preset") || !strcmp(key, "hbm.preset")) return 1;
+    const char *dot = strchr(key, '.');
+    char group[32];
+    if (!dot || (size_t)(dot - key) >= sizeof group) return 0;
+    memcpy(group, key, (size_t)(dot - key));
+    group[dot - key] = 0;
+    return find_key(group, dot + 1) != NULL;
+}
+
 npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d)
 {
     return mem_config_set_at(c, key, value, "--set memory", d);

@@ -162,7 +162,10 @@ printf '{"set": [1, 2]}' > s1.json; bad "spec set not an object" --spec s1.json
 printf '{"points": [{"launch": "g/launch.json", "colour": 1}]}' > s2.json; bad "spec unknown key" --spec s2.json
 printf '{"points": [' > s3.json; bad "spec not JSON" --spec s3.json
 bad "spec missing" --spec nope.json
-bad "too many points" --launch g/launch.json --set a.b=1,2,3 --set c.d=1,2,3 --max-points 8
+bad "too many points" --launch g/launch.json --set core.l1.size=1M,2M,4M --set chip.cores=1,2,3 --max-points 8
+bad "a key that is no config key" --launch g/launch.json --set core.l1.siz=1M,2M
+grep -q "did you mean core.l1.size" err || fail "unknown key: no suggestion: $(cat err)"
+bad "an unknown memory key" --launch g/launch.json --set memory.l2.wayz=4
 mkdir empty; bad "merge of an empty dir" --merge empty
 printf '{"x": 1}' > empty/0000.json; bad "merge of a non-record" --merge empty
 echo "ok: bad input gives a message and exit 2"
