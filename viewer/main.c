@@ -39,6 +39,19 @@ static int load_failed(const char *trace, const npu_diag *d)
     return 2;
 }
 
+/* The index of val among names, else -1 after a message listing them
+ * ("--view nope: expected timeline, flame, hotspots or counters"). */
+static int pick(const char *opt, const char *val, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(val, names[i]))
+            return i;
+    fprintf(stderr, "npuview: %s %s: expected ", opt, val);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", names[i], i == n - 1 ? "\n" : i == n - 2 ? " or " : ", ");
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *shot = NULL, *trace = NULL;
@@ -63,26 +76,16 @@ int main(int argc, char **argv)
             if (!strcmp(a, "--screenshot")) {
                 shot = val;
             } else if (!strcmp(a, "--view")) {
-                static const char *names[VW_NTABS] = { "timeline", "flame", "hotspots", "counters" };
-                int k = -1;
-                for (int t = 0; t < VW_NTABS; t++)
-                    if (!strcmp(val, names[t]))
-                        k = t;
-                if (k < 0) {
-                    fprintf(stderr, "npuview: --view %s: expected timeline, flame, hotspots or counters\n", val);
+                static const char *const names[VW_NTABS] = { "timeline", "flame", "hotspots", "counters" };
+                int k = pick(a, val, names, VW_NTABS);
+                if (k < 0)
                     return 2;
-                }
                 o.tab = (vw_tab)k;
             } else if (!strcmp(a, "--group")) {
-                static const char *names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
-                int k = -1;
-                for (int g = 0; g < VW_HK__N; g++)
-                    if (!strcmp(val, names[g]))
-                        k = g;
-                if (k < 0) {
-                    fprintf(stderr, "npuview: --group %s: expected functions, labels, pcs or opcodes\n", val);
+                static const char *const names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
+                int k = pick(a, val, names, VW_HK__N);
+                if (k < 0)
                     return 2;
-                }
                 o.hkey = (vw_hkey)k;
             } else if (!strcmp(a, "--range")) {
                 char *e1, *e2;
