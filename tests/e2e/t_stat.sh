@@ -124,3 +124,38 @@ for name, got, want in (("gm", got_gm, want_gm), ("hbm", got_hbm, want_hbm)):
 print("ok: l2 %s: gm %.1f %%, hbm %.1f %% of peak" % (sys.argv[3], got_gm, got_hbm))
 PY
 done
+
+# the roofline: no kernel above its roof. The 1024^3 GEMM on 24 cores of the
+# default machine: achieved ops <= attainable = min(peak ops, GM intensity
+# x the L2's peak, HBM intensity x the HBM's peak), and roofline_roof names
+# the lowest (docs/stat.md); peaks recomputed here from the config dump
+"$NPUSIM" ref gemm --m 1024 --n 1024 --k 1024 --dtype f16 --out f32 --cores 24 --seed 4 -o "$tmp/g24" > /dev/null 2>&1 ||
+    fail "npusim ref gemm (24 cores)"
+"$NPUSIM" config --dump -o "$tmp/def.json" || fail "config --dump"
+"$NPUSIM" stat --json -M roofline "$tmp/g24/launch.json" > "$tmp/roof.json" || fail "stat -M roofline"
+python3 - "$tmp/def.json" "$tmp/roof.json" <<'PY' || fail "roofline"
+import json, sys
+c, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+m, ev = r["metrics"], r["events"]
+ghz, cores = c["chip"]["clock_ghz"], 24
+f16 = c["cube"]["f16"]
+peak_ops = 2 * f16["m"] * f16["k"] * f16["n"] / f16["cycles_per_fractal"] * cores * ghz * 1e9
+h, l2 = c["memory"]["hbm"], c["memory"]["l2"]
+hbm_bw = h["stacks"] * h["channels"] * h["pseudo_channels"] * h["width_bits"] / 8 * h["data_rate_mbps"] * 1e6
+l2_bw = l2["slices"] * l2["slice_bytes_per_cycle"] * ghz * 1e9
+def val(name):
+    v = ev[name]
+    return v["value"] if isinstance(v, dict) else v
+ops = 2 * val("cube.macs.f16")
+gm = val("gm.read_bytes") + val("gm.write_bytes")
+hbm = val("hbm.bytes_read") + val("hbm.bytes_written")
+secs = r["cycles"] / (ghz * 1e9)
+roofs = {"compute": peak_ops, "l2": ops / gm * l2_bw, "hbm": ops / hbm * hbm_bw if hbm else float("inf")}
+lowest = min(roofs, key=roofs.get)
+assert m["roofline_roof"] == lowest, (m["roofline_roof"], roofs)
+assert ops / secs <= roofs[lowest] * 1.000001, ("above the roof", ops / secs, roofs)
+assert abs(m["l2_ridge_point"] - peak_ops / l2_bw) < 1e-6 * m["l2_ridge_point"]
+assert abs(m["arithmetic_intensity"] - ops / gm) < 1e-6 * m["arithmetic_intensity"]
+print("ok: roofline: %.1f TFLOP/s under the %s roof of %.1f (%s)" %
+      (ops / secs / 1e12, lowest, roofs[lowest] / 1e12, m["roofline"]))
+PY
