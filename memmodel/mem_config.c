@@ -118,7 +118,7 @@ static void apply_preset(mem_config *c, const mem_preset_ns *p)
     memset(h->mapping, 0, sizeof h->mapping);
     memset(h->xor_map, 0, sizeof h->xor_map);
     snprintf(h->mapping, MEM_MAP_LEN, "c%d k* h* p* s* g* b* c* r*", cl);
-    snprintf(h->xor_map, MEM_MAP_LEN, "g0^r0 g1^r1 b0^r2 b1^r3");
+    snprintf(h->xor_map, MEM_MAP_LEN, "g*^r* b*^r*");   /* g0^r0 g1^r1 b0^r2 b1^r3 with 4 x 4 */
 
     mem_ctrl_cfg *k = &c->ctrl;
     k->read_queue = 64;
@@ -290,19 +290,45 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
                             where, "khpsgbcr"[f], have[f], key_root(where), names[f], need[f], "khpsgbcr"[f]);
         m->width[f] = need[f];
     }
+    /* xor_map: terms t<i>^s<j> (bit i of field t ^= bit j of field s), or
+     * t*^s*: every bit of t, each with the next bit of s that no earlier
+     * '*' term took (from bit 0), so that the hash follows a changed size
+     * (the presets' g*^r* b*^r* is g0^r0 g1^r1 b0^r2 b1^r3 for 4 bank
+     * groups of 4 banks) */
+    int src_next[MF__N] = { 0 };
     const char *s = h->xor_map;
     while (*s) {
         if (*s == ' ' || *s == ',') { s++; continue; }
-        int t = field_of(*s), ti = 0, sf, si = 0;
+        int t = field_of(*s), ti = 0, sf, si = 0, star = 0;
         const char *tok = s;
         if (t < 0) goto bad;
         s++;
-        if (!(*s >= '0' && *s <= '9')) goto bad;
-        ti = read_count(&s);
+        if (*s == '*') { star = 1; s++; }
+        else if (*s >= '0' && *s <= '9') ti = read_count(&s);
+        else goto bad;
         if (*s++ != '^') goto bad;
         sf = field_of(*s);
         if (sf < 0) goto bad;
         s++;
+        if (star) {
+            if (*s++ != '*') goto bad;
+            if (t == sf)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term '%.*s' at offset %d XORs a field with itself",
+                                where, (int)(s - tok), tok, (int)(tok - h->xor_map));
+            if (src_next[sf] + need[t] > need[sf])
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term '%.*s' at offset %d needs %d bits of '%c' "
+                                "from bit %d, which has %d (log2(%s.hbm.%s))", where, (int)(s - tok), tok,
+                                (int)(tok - h->xor_map), need[t], "khpsgbcr"[sf], src_next[sf], need[sf],
+                                key_root(where), names[sf]);
+            for (int i = 0; i < need[t]; i++) {
+                if (m->nxor >= 32)
+                    return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
+                m->xt[m->nxor] = (uint8_t)t; m->xti[m->nxor] = (uint8_t)i;
+                m->xs[m->nxor] = (uint8_t)sf; m->xsi[m->nxor] = (uint8_t)src_next[sf]++;
+                m->nxor++;
+            }
+            continue;
+        }
         if (!(*s >= '0' && *s <= '9')) goto bad;
         si = read_count(&s);
         if (t == sf && ti == si)
@@ -312,8 +338,9 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
             int bf = ti >= need[t] ? t : sf, bi = ti >= need[t] ? ti : si;
             return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: term '%.*s' at offset %d names bit %d of '%c', "
                             "which has %d bit%s (log2(%s.hbm.%s)): the XOR terms name fixed bits, so give an "
-                            "xor_map for the new size", where, (int)(s - tok), tok, (int)(tok - h->xor_map),
-                            bi, "khpsgbcr"[bf], need[bf], need[bf] == 1 ? "" : "s", key_root(where), names[bf]);
+                            "xor_map for the new size (or terms like %c*^%c*)", where, (int)(s - tok), tok,
+                            (int)(tok - h->xor_map), bi, "khpsgbcr"[bf], need[bf], need[bf] == 1 ? "" : "s",
+                            key_root(where), names[bf], "khpsgbcr"[t], "khpsgbcr"[sf]);
         }
         if (m->nxor >= 32)
             return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
@@ -322,7 +349,7 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
         m->nxor++;
         continue;
     bad:
-        return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: expected terms like g0^r1 at offset %d",
+        return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: expected terms like g0^r1 or g*^r* at offset %d",
                         where, (int)(tok - h->xor_map));
     }
     return NPU_OK;

@@ -343,7 +343,7 @@ START_TEST(flags_errors)
         { "memory.hbm.mapping=xyz", "set memory.hbm.mapping=xyz: memory.hbm.mapping: " },
         { "memory.hbm.channels=3", "set memory.hbm.channels=3: memory.hbm.channels: 3 is not a power of 2" },
         { "core.ub.banks=3", "set core.ub.banks=3: core.ub.size: must equal core.ub.banks x" },
-        { "memory.hbm.banks=2", "set memory.hbm.banks=2: memory.hbm.xor_map: term 'b1^r3' at offset 18 names bit 1 of 'b'" },
+        { "memory.hbm.xor_map=g0^r0 b2^r1", "set memory.hbm.xor_map=g0^r0 b2^r1: memory.hbm.xor_map: term 'b2^r1' at offset 6 names bit 2 of 'b'" },
     };
     for (size_t i = 0; i < NPU_ARRAY_LEN(cross); i++) {
         ck_assert_msg(parse(&l, &used, &d, "k.elf", "--set", "core.l1.size=2M", "--set",

@@ -50,7 +50,7 @@ START_TEST(t_parse_errors)
         { "{\"hbm\": {\"channels\": 6}}", "machine.json: memory.hbm.channels: 6 is not a power of 2" },
         { "{\"hbm\": {\"mapping\": \"c4 x\"}}", "machine.json: memory.hbm.mapping: unknown field letter 'x'" },
         { "{\"hbm\": {\"mapping\": \"c4 k2 h3 p g2 b2 r\"}}", "machine.json: memory.hbm.mapping: field 'c' has 4 bits" },
-        { "{\"hbm\": {\"xor_map\": \"g0^\"}}", "machine.json: memory.hbm.xor_map: expected terms like g0^r1" },
+        { "{\"hbm\": {\"xor_map\": \"g0^\"}}", "machine.json: memory.hbm.xor_map: expected terms like g0^r1 or g*^r*" },
         { "{\"hbm\": {\"xor_map\": \"g5^r1\"}}", "machine.json: memory.hbm.xor_map: term 'g5^r1' at offset 0 names bit 5 of 'g', which has 2 bits (log2(memory.hbm.bankgroups))" },
         { "{\"l2\": {\"ways\": 4, \"ways\": 8}}", "machine.json: memory.l2.ways: duplicate key" },
         { "{\"l2\": {\"ways\": 4}, \"l2\": {\"ways\": 8}}", "machine.json: memory.l2: duplicate key" },
@@ -232,8 +232,11 @@ START_TEST(t_mapping_star)
         mem_map a, b;
         memset(&a, 0, sizeof a);
         memset(&b, 0, sizeof b);
+        ck_assert_str_eq(c.hbm.xor_map, "g*^r* b*^r*");
         build(&c.hbm, c.hbm.mapping, &a);
-        build(&c.hbm, cases[i].explicit_map, &b);
+        mem_hbm_cfg old = c.hbm;
+        snprintf(old.xor_map, sizeof old.xor_map, "g0^r0 g1^r1 b0^r2 b1^r3");
+        build(&old, cases[i].explicit_map, &b);
         ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "%s: the '*' mapping decodes differently", cases[i].preset);
     }
     mem_config c;
@@ -259,11 +262,32 @@ START_TEST(t_mapping_star)
     build(&c.hbm, "c* k* h* p* g* b* c4 r", &m2);
     ck_assert_int_eq(m2.width[MF_C], m.width[MF_C]);
     ck_assert_int_eq(m2.field[m2.nbits - 1], MF_R);
+    /* the XOR terms follow too: 2 bank groups of 2 banks: g0^r0 b0^r1 */
+    mem_hbm_cfg x = c.hbm;
+    x.bankgroups = 2;
+    x.banks = 2;
+    mem_map mx;
+    build(&x, x.mapping, &mx);
+    ck_assert_int_eq(mx.nxor, 2);
+    ck_assert(mx.xt[0] == MF_G && mx.xti[0] == 0 && mx.xs[0] == MF_R && mx.xsi[0] == 0);
+    ck_assert(mx.xt[1] == MF_B && mx.xti[1] == 0 && mx.xs[1] == MF_R && mx.xsi[1] == 1);
     const char *e = map_err(&h, "c4 k2 h3 p g2 b2 c1 r");
     ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'k' has 2 bits, more than log2(memory.hbm.stacks) = 1 "
                             "(a term like k* takes whatever the field has)"), "%s", e);
     e = map_err(&c.hbm, "c4 h* k* h* p g2 b2 c* r");
     ck_assert_msg(strstr(e, "memory.hbm.mapping: field 'h' has a second '*' at offset 9"), "%s", e);
+    mem_hbm_cfg y = c.hbm;
+    snprintf(y.xor_map, sizeof y.xor_map, "g*^b*");   /* 2 bits of b from bit 0: fits; again: does not */
+    build(&y, y.mapping, &mx);
+    snprintf(y.xor_map, sizeof y.xor_map, "g*^b* g*^b*");
+    e = map_err(&y, y.mapping);
+    ck_assert_msg(strstr(e, "term 'g*^b*' at offset 6 needs 2 bits of 'b' from bit 2, which has 2"), "%s", e);
+    snprintf(y.xor_map, sizeof y.xor_map, "g*^g*");
+    e = map_err(&y, y.mapping);
+    ck_assert_msg(strstr(e, "XORs a field with itself"), "%s", e);
+    snprintf(y.xor_map, sizeof y.xor_map, "g*^r2");
+    e = map_err(&y, y.mapping);
+    ck_assert_msg(strstr(e, "expected terms like g0^r1 or g*^r* at offset 0"), "%s", e);
     e = map_err(&c.hbm, "c4 k2 h2 p g2 b2 c* r");
     ck_assert_msg(strstr(e, "field 'h' has 2 bits, log2(memory.hbm.channels) = 3 needed (a term like h* takes"), "%s", e);
 }
