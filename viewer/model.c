@@ -1459,6 +1459,10 @@ static vw_hrow *trow(vw_table *t, agg *a, uint64_t key, int *err)
     return &t->row[s];
 }
 
+/* A label-table key: the function at the key's address, before its first
+ * label (an address never has bit 63 set) */
+#define HK_NOLABEL ((uint64_t)1 << 63)
+
 typedef struct hot_acc { const vw_model *m; vw_hkey key; int st; vw_table *t; agg a; } hot_acc;
 
 static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c)
@@ -1473,6 +1477,12 @@ static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint
         const trc_symbol *s = h->key == VW_HK_FUNC ? trc_reader_function_at(h->m->r, l->pc)
                                                   : trc_reader_label_at(h->m->r, l->pc);
         k = s ? s->addr : UINT64_MAX;
+        if (!s && h->key == VW_HK_LABEL) {
+            /* before a function's first label: its own row (HK_NOLABEL) */
+            const trc_symbol *f = trc_reader_function_at(h->m->r, l->pc);
+            if (f)
+                k = f->addr | HK_NOLABEL;
+        }
     }
     int err = 0;
     vw_hrow *r = trow(h->t, &h->a, k, &err);
@@ -1525,6 +1535,11 @@ npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1,
             snprintf(r->name, sizeof r->name, "%s", vw_op_name(m, (unsigned)r->key));
             break;
         default: {
+            if (key == VW_HK_LABEL && (r->key & HK_NOLABEL)) {
+                const trc_symbol *f = trc_reader_function_at(m->r, r->key & ~HK_NOLABEL);
+                snprintf(r->name, sizeof r->name, "%s (before its first label)", f && f->name ? f->name : "?");
+                break;
+            }
             const trc_symbol *s = trc_reader_symbol_exact(m->r, r->key);
             snprintf(r->name, sizeof r->name, "%s", s && s->name ? s->name : "?");
         }

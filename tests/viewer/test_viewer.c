@@ -170,6 +170,46 @@ START_TEST(t_model_roofs)
 }
 END_TEST
 
+/* The label table: instructions of a function before its first label get
+ * a row of their own, named for the function, not "(no symbol)". */
+START_TEST(t_hotspots_before_label)
+{
+    char dir[64], path[128];
+    tmp_trace(dir, path, "lbl", "l.npt");
+    static const char *const ops[] = { "nop" };
+    static const trc_symbol syms[] = { { "main", 0x100, 0x100, 1 }, { ".Lloop", 0x140, 0, 0 } };
+    trc_meta meta = two_core_meta();
+    meta.opcodes = (trc_names){ ops, 1 };
+    meta.symbols = syms;
+    meta.n_symbols = 2;
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    trc_event e1 = trc_ev_insn(0, 0, 0x100, 0, 0, 0, 10, 0), e2 = trc_ev_insn(0, 0, 0x140, 0, 10, 10, 40, 0);
+    trc_event e3 = trc_ev_insn(0, 0, 0x400, 0, 40, 40, 45, 0);   /* outside every symbol */
+    ck_assert_int_eq(trc_write(w, &e1), NPU_OK);
+    ck_assert_int_eq(trc_write(w, &e2), NPU_OK);
+    ck_assert_int_eq(trc_write(w, &e3), NPU_OK);
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    vw_table t = {0};
+    ck_assert(vw_hotspots(&m, VW_HK_LABEL, 0, 0, &t, &d) == NPU_OK);
+    ck_assert_uint_eq(t.n, 3);
+    vw_table_sort(&t, 2);   /* by busy cycles */
+    ck_assert_str_eq(t.row[0].name, ".Lloop");
+    ck_assert_uint_eq(t.row[0].busy, 30);
+    ck_assert_str_eq(t.row[1].name, "main (before its first label)");
+    ck_assert_uint_eq(t.row[1].busy, 10);
+    ck_assert_str_eq(t.row[2].name, "(no symbol)");
+    ck_assert_uint_eq(t.row[2].busy, 5);
+    vw_table_free(&t);
+    vw_model_free(&m);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 /* Counter samples are cumulative (docs/traces.md): the totals are each
  * unit's last sample summed over units, the bins the deltas (the first
  * interval counted from 0 at cycle 0), the rates deltas per cycle (a
@@ -1104,6 +1144,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_model_counts);
     tcase_add_test(tc, t_model_roofs);
+    tcase_add_test(tc, t_hotspots_before_label);
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_flame);
