@@ -148,11 +148,18 @@ typedef struct npu_cmp_result {
     int64_t first[8];        /* multi-dimensional index of the first mismatch */
     uint64_t first_flat;     /* its flat index (valid when mismatches > 0) */
     double first_got, first_want;
+    /* where max_rel is (multi-dimensional index, values), and the
+     * tolerances compared with: a pass whose max_rel exceeds rtol passed
+     * on atol, at a reference near zero (npu_compare_format says where) */
+    int64_t max_rel_at[8];
+    double max_rel_got, max_rel_want;
+    double rtol, atol;
 } npu_cmp_result;
 
 npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *want, double rtol,
                        double atol, npu_cmp_result *r, npu_diag *d);
-/* One line: "pass: 0 of 1048576 elements mismatch, max abs err 1.2e-07, max rel err 3.4e-06" or
+/* One line: "pass: 0 of 1048576 elements mismatch, max abs err 1.2e-07, max rel err 3.4e-06"
+ * (with ", at [i, j]: got G, want W, within atol" when max_rel exceeds rtol) or
  * "FAIL: 17 of 1048576 mismatch (...), first at [3, 14]: got 1.5, want 1.25". */
 void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
 

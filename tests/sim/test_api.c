@@ -46,6 +46,22 @@ START_TEST(compare_rules)
     npu_compare_format(&r, line, sizeof line);
     ck_assert_msg(strstr(line, "FAIL: 1 of 6 elements mismatch") && strstr(line, "first at [1, 1]: got nan, want 5"),
                   "%s", line);
+    /* a pass on atol at a near-zero reference: the relative error past rtol
+     * is located, so it does not read as a numerical fault */
+    float gc[6] = {1, 2, 3, 4, 2e-6f, 6}, gd[6] = {1, 2, 3, 4, 1e-6f, 6};
+    memcpy(x, gc, sizeof gc);
+    memcpy(y, gd, sizeof gd);
+    ck_assert_int_eq(npu_compare(&a, &b, 1e-6, 1e-4, &r, &d), NPU_OK);
+    ck_assert_int_eq(r.pass, 1);
+    ck_assert(fabs(r.max_rel - 1.0) < 1e-3);
+    ck_assert_int_eq(r.max_rel_at[0], 1);
+    ck_assert_int_eq(r.max_rel_at[1], 1);
+    npu_compare_format(&r, line, sizeof line);
+    ck_assert_msg(strstr(line, "max rel err 1 at [1, 1] (got 2e-06, want 1e-06: within atol)"), "%s", line);
+    /* within rtol: no location */
+    ck_assert_int_eq(npu_compare(&a, &b, 2, 0, &r, &d), NPU_OK);
+    npu_compare_format(&r, line, sizeof line);
+    ck_assert_msg(!strstr(line, " at ["), "%s", line);
     /* shapes must agree */
     int64_t s2[2] = {3, 2};
     npy_tensor c;
