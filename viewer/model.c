@@ -226,6 +226,46 @@ static void roofs(vw_model *m)
     m->hbm_atom_bytes = atom;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* hbm_col_t: the times of the lanes' column commands (those named RD... or
+ * WR... in the trace's HBM command table), sorted, once at load */
+static int hbm_columns(vw_model *m)
+{
+    const trc_names *nm = &m->meta->hbm_commands;
+    uint8_t col[256] = { 0 };
+    for (uint32_t i = 0; i < nm->count && i < 256; i++)
+        col[i] = nm->names[i] && (!strncmp(nm->names[i], "RD", 2) || !strncmp(nm->names[i], "WR", 2));
+    size_t n = 0;
+    for (uint32_t l = 0; l < m->nhbm; l++)
+        for (size_t i = 0; i < m->hbm[l].n; i++)
+            n += col[m->hbm[l].v[i].cmd];
+    if (!n)
+        return 0;
+    if (!(m->hbm_col_t = npu_malloc(n * sizeof *m->hbm_col_t)))
+        return -1;
+    for (uint32_t l = 0; l < m->nhbm; l++)
+        for (size_t i = 0; i < m->hbm[l].n; i++)
+            if (col[m->hbm[l].v[i].cmd])
+                m->hbm_col_t[m->nhbm_col++] = m->hbm[l].v[i].t;
+    qsort(m->hbm_col_t, n, sizeof *m->hbm_col_t, cmp_u64);
+    return 0;
+}
+
+size_t vw_hbm_col_count(const vw_model *m, uint64_t t0, uint64_t t1)
+{
+    /* (vw_track_first: the first element after t; elements < x end at the
+     * first one after x - 1) */
+    if (t1 <= t0)
+        return 0;
+    size_t lo = t0 ? vw_track_first(m->hbm_col_t, m->nhbm_col, t0 - 1) : 0;
+    return vw_track_first(m->hbm_col_t, m->nhbm_col, t1 - 1) - lo;
+}
+
 npu_status vw_model_load(vw_model *m, const char *path, npu_diag *d)
 {
     memset(m, 0, sizeof *m);
@@ -692,6 +732,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     if (m->t_end <= m->t_min)
         m->t_end = m->t_min + 1;
     roofs(m);
+    if (hbm_columns(m))
+        goto oom;
     pipe_end(&pp);
     trc_iter_free(it);
     npu_free(cl);
@@ -745,6 +787,7 @@ void vw_model_free(vw_model *m)
     for (uint32_t i = 0; i < m->nhbm; i++)
         npu_free(m->hbm[i].v);
     npu_free(m->hbm);
+    npu_free(m->hbm_col_t);
     npu_free(m->stacks);
     if (m->r)
         trc_close(m->r);

@@ -1616,25 +1616,11 @@ static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
 }
 
 /* HBM bytes in [a, z): the column commands (RD, RDA, WR, WRA) of the HBM
- * lanes x the atom; -1 when the trace has no HBM commands (its level is
- * not full, or no HBM model) */
+ * lanes x the atom; -1 when the trace has none (its level is not full, or
+ * no HBM model) */
 static double hbm_bytes_in(const vw_model *m, uint64_t a, uint64_t z)
 {
-    const trc_names *nm = &m->meta->hbm_commands;
-    uint8_t col[256] = { 0 };
-    int any = 0;
-    for (uint32_t i = 0; i < nm->count && i < 256; i++)
-        if (nm->names[i] && (!strncmp(nm->names[i], "RD", 2) || !strncmp(nm->names[i], "WR", 2)))
-            col[i] = 1, any = 1;
-    if (!any || !m->nhbm)
-        return -1;
-    double n = 0;
-    for (uint32_t l = 0; l < m->nhbm; l++)
-        for (size_t i = 0; i < m->hbm[l].n; i++) {
-            const vw_tick *t = &m->hbm[l].v[i];
-            n += t->t >= a && t->t < z && col[t->cmd];
-        }
-    return n * m->hbm_atom_bytes;
+    return m->nhbm_col ? (double)vw_hbm_col_count(m, a, z) * m->hbm_atom_bytes : -1;
 }
 
 static void draw_counters(vw_view *v, vw_cmds *o)

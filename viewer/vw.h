@@ -134,6 +134,7 @@ typedef struct vw_model {
     vw_counter *ctr; size_t nctr;
     uint64_t ctr_width;
     vw_lane_hbm *hbm; uint32_t nhbm;  /* channel x pseudo-channel lanes */
+    uint64_t *hbm_col_t; size_t nhbm_col;  /* times of every lane's column commands (RD/WR), sorted */
     vw_frame *stacks; size_t nstacks, capstacks;
     uint64_t t_min, t_end;
     uint64_t n_events, n_insn, n_stall;
@@ -163,6 +164,10 @@ typedef struct vw_model {
     int fixed_port;                 /* timing.memory_model fixed: the memory roof is the port's */
     double cube_ops_per_busy_cycle; /* per core */
 } vw_model;
+
+/* HBM column commands (RD, RDA, WR, WRA) of all lanes in [t0, t1): a
+ * binary search in hbm_col_t, cheap enough for every frame. */
+size_t vw_hbm_col_count(const vw_model *m, uint64_t t0, uint64_t t1);
 
 /* Load a trace. Damage in chunks is not an error (the rest loads); a trace
  * whose header is bad, or with no events at all, is. */

@@ -110,6 +110,23 @@ START_TEST(t_model_counts)
     ck_assert_uint_gt(m.n_stall, 0);
     ck_assert_uint_gt(m.nflows, 0);
     ck_assert_uint_gt(m.nhbm, 0);   /* mem level: HBM lanes */
+    /* the roofline's HBM bytes: every RD/WR tick of the lanes, counted by range */
+    {
+        const trc_names *hn = &m.meta->hbm_commands;
+        size_t want = 0, in = 0;
+        uint64_t a = (m.t_min + m.t_end) / 3, z = a + 5000;
+        for (uint32_t l = 0; l < m.nhbm; l++)
+            for (size_t i = 0; i < m.hbm[l].n; i++) {
+                const char *nm = m.hbm[l].v[i].cmd < hn->count ? hn->names[m.hbm[l].v[i].cmd] : NULL;
+                int col = nm && (!strncmp(nm, "RD", 2) || !strncmp(nm, "WR", 2));
+                want += col;
+                in += col && m.hbm[l].v[i].t >= a && m.hbm[l].v[i].t < z;
+            }
+        ck_assert_uint_gt(want, 0);
+        ck_assert_uint_eq(vw_hbm_col_count(&m, 0, UINT64_MAX), want);
+        ck_assert_uint_eq(vw_hbm_col_count(&m, a, z), in);
+        ck_assert_uint_eq(vw_hbm_col_count(&m, z, a), 0);
+    }
     ck_assert(m.peak_ops_per_cycle > 0 && m.peak_bytes_per_cycle > 0);
     vw_model_free(&m);
 }
