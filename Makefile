@@ -47,10 +47,10 @@ PARTS := isa frontend memmodel counters traces sim kernels
 DEPS_isa      := isa
 DEPS_frontend := frontend memmodel isa
 DEPS_memmodel := memmodel isa
-DEPS_counters := counters isa
+DEPS_counters := counters frontend memmodel isa
 DEPS_traces   := traces isa
 DEPS_sim      := sim counters traces frontend memmodel isa
-DEPS_viewer   := traces counters isa
+DEPS_viewer   := traces counters frontend memmodel isa
 DEPS_kernels  := kernels sim counters traces frontend memmodel isa
 DEPS_all      := kernels $(DEPS_sim)
 

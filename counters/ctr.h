@@ -102,6 +102,9 @@ typedef struct ctr_machine {
                                         * go straight to the memory above */
     int fixed_port;                    /* GM is the fixed port (the roof's name) */
 } ctr_machine;
+/* The peaks of machine config m for a launch of ncores (counters/machine.c). */
+struct cfg_machine;
+void ctr_machine_from_cfg(const struct cfg_machine *m, int ncores, ctr_machine *o);
 
 /* ---- selection ------------------------------------------------------------ */
 typedef struct ctr_sel { uint8_t on[CTR_EV__COUNT]; } ctr_sel;

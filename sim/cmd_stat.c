@@ -619,29 +619,6 @@ static npu_status col_check(collector *k, npu_diag *d)
     return NPU_OK;
 }
 
-static void machine_peaks(const cfg_machine *m, int ncores, ctr_machine *o)
-{
-    memset(o, 0, sizeof *o);
-    o->clock_ghz = m->chip.clock_ghz;
-    o->ncores = ncores;
-    for (int dt = 0; dt < ISA_DT_COUNT && dt < 16; dt++) {
-        const cfg_cube_dt *c = &m->cube.dt[dt];
-        if (c->cycles_per_fractal > 0)
-            o->cube_macs_per_cycle[dt] = (double)(c->m * c->k * c->n) / c->cycles_per_fractal;
-        int bytes = isa_dtype_bytes(dt);
-        if (bytes > 0)
-            o->vec_elems_per_cycle[dt] = (double)m->vector.repeat_bytes / bytes;
-    }
-    o->gm_peak_Bps = m->timing.memory_model == CFG_MEM_HBM
-                         ? mem_config_peak_Bps(&m->mem)
-                         : m->timing.gm_fixed_bytes_per_cycle * m->chip.clock_ghz * 1e9;
-    o->fixed_port = m->timing.memory_model != CFG_MEM_HBM;
-    /* the L2 serves every GM request of the HBM model (docs/stat.md) */
-    if (m->timing.memory_model == CFG_MEM_HBM && m->mem.l2.enabled)
-        o->l2_peak_Bps = (double)m->mem.l2.slices * m->mem.l2.slice_bytes_per_cycle *
-                         m->chip.clock_ghz * 1e9;
-}
-
 /* ---- running ------------------------------------------------------------- */
 
 /* A perf/timing run (sim_run_begin + sim_run_timed, as npu_sim_run's), with
@@ -783,7 +760,7 @@ int sim_cmd_stat(int argc, char **argv)
         goto out;
     }
     ctr_machine mach;
-    machine_peaks(&s->cfg, s->ncores, &mach);
+    ctr_machine_from_cfg(&s->cfg, s->ncores, &mach);
     ctr_report_opts ro = {aggr, sep, json, l.kernel, launch_mode_name(l.mode)};
     npu_buf b = {0};
     if (interval)

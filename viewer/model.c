@@ -18,6 +18,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "counters/ctr.h"
+#include "frontend/config.h"
 #include "viewer/vw.h"
 
 double vw_clock_s(clockid_t id)
@@ -175,55 +177,33 @@ static inline int push_box(vw_box **a, size_t *n, size_t *cap, uint32_t *maxdur,
     return 0;
 }
 
-static double jnum(const cJSON *o, const char *a, const char *b, double dflt)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
-}
-
-/* The roofs: the cube's f16 MACs a cycle (m*k*n / cycles_per_fractal) on
- * every core; the HBM's pins x data rate (or, with timing.memory_model
- * fixed, the port's bytes a cycle); the L2's slices x bytes per slice a
- * cycle when it is enabled: from the embedded config, the A2 defaults when
- * the config does not say (e.g. a synthetic trace, which gets no L2 roof). */
+/* The roofs, from the config the trace embeds, through the peaks npusim
+ * stat uses (ctr_machine_from_cfg): the cube's f16 MACs a cycle on every
+ * core; GM's backing memory (the HBM, or the fixed port); the L2 when
+ * enabled. A config that does not load as a machine config (a synthetic
+ * trace's) gets the default machine's roofs but no L2 roof: nothing says
+ * there is one. */
 static void roofs(vw_model *m)
 {
-    double macs = 4096, cores = m->ncores, clock = m->meta->clock_ghz;
-    double hbm_Bps = 4 * 8 * 2 * 64 / 8.0 * 3200e6, fixed_Bpc = 0, l2_Bpc = 0, atom = 32;
-    cJSON *j = m->meta->config_json ? cJSON_Parse(m->meta->config_json) : NULL;
-    if (j) {
-        const cJSON *f16 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cube"), "f16");
-        if (f16)
-            macs = jnum(f16, "m", NULL, 16) * jnum(f16, "k", NULL, 16) * jnum(f16, "n", NULL, 16) /
-                   NPU_MAX(1.0, jnum(f16, "cycles_per_fractal", NULL, 1));
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "memory"), "hbm");
-        if (h) {
-            hbm_Bps = jnum(h, "stacks", NULL, 4) * jnum(h, "channels", NULL, 8) *
-                      jnum(h, "pseudo_channels", NULL, 2) * jnum(h, "width_bits", NULL, 64) / 8.0 *
-                      jnum(h, "data_rate_mbps", NULL, 3200) * 1e6;
-            atom = jnum(h, "width_bits", NULL, 64) * jnum(h, "burst_length", NULL, 4) / 8.0;
-        }
-        const cJSON *tm = cJSON_GetObjectItemCaseSensitive(j, "timing");
-        const cJSON *mm = cJSON_GetObjectItemCaseSensitive(tm, "memory_model");
-        if (cJSON_IsString(mm) && !strcmp(mm->valuestring, "fixed"))
-            fixed_Bpc = jnum(tm, "gm_fixed_bytes_per_cycle", NULL, 911);
-        const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "memory"), "l2");
-        if (!fixed_Bpc && l2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l2, "enabled")))
-            l2_Bpc = jnum(l2, "slices", NULL, 32) * jnum(l2, "slice_bytes_per_cycle", NULL, 64);
-        if (clock <= 0)
-            clock = jnum(j, "chip", "clock_ghz", 1.8);
-        cJSON_Delete(j);
-    }
-    if (clock <= 0)
-        clock = 1.8;
-    m->cube_ops_per_busy_cycle = 2 * macs;
-    m->peak_ops_per_cycle = 2 * macs * cores;
-    m->fixed_port = fixed_Bpc > 0;
-    m->peak_bytes_per_cycle = fixed_Bpc > 0 ? fixed_Bpc : hbm_Bps / (clock * 1e9);
-    m->l2_bytes_per_cycle = l2_Bpc;
-    m->hbm_atom_bytes = atom;
+    cfg_machine *c = npu_malloc(sizeof *c);
+    if (!c)
+        return;   /* (no roofs: the roofline says so) */
+    const char *js = m->meta->config_json;
+    npu_diag d;
+    int ok = js && cfg_load_json_text(c, js, strlen(js), "trace config", &d) == NPU_OK;
+    if (!ok)
+        cfg_default(c);
+    ctr_machine p;
+    ctr_machine_from_cfg(c, (int)m->ncores, &p);
+    /* (per cycle at the config's clock; the fixed port implies a config) */
+    double hz = (ok || m->meta->clock_ghz <= 0 ? c->chip.clock_ghz : m->meta->clock_ghz) * 1e9;
+    m->cube_ops_per_busy_cycle = 2 * p.cube_macs_per_cycle[ISA_DT_F16];
+    m->peak_ops_per_cycle = m->cube_ops_per_busy_cycle * m->ncores;
+    m->fixed_port = p.fixed_port;
+    m->peak_bytes_per_cycle = p.gm_peak_Bps / hz;
+    m->l2_bytes_per_cycle = ok ? p.l2_peak_Bps / hz : 0;
+    m->hbm_atom_bytes = mem_config_atom_bytes(&c->mem);
+    npu_free(c);
 }
 
 static int cmp_u64(const void *a, const void *b)

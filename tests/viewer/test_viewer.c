@@ -158,7 +158,8 @@ static void roofs_of(const char *config, vw_model *m)
 START_TEST(t_model_roofs)
 {
     vw_model m;
-    roofs_of("{\"cube\": {\"f16\": {\"m\": 16, \"k\": 16, \"n\": 16, \"cycles_per_fractal\": 2}},"
+    /* (hand-written machine configs: version 1, the meta's 1 GHz clock) */
+    roofs_of("{\"version\": 1, \"chip\": {\"clock_ghz\": 1.0}, \"cube\": {\"f16\": {\"m\": 16, \"k\": 16, \"n\": 16, \"cycles_per_fractal\": 2}},"
              " \"timing\": {\"memory_model\": \"hbm\"},"
              " \"memory\": {\"hbm\": {\"stacks\": 1, \"channels\": 2, \"pseudo_channels\": 2, \"width_bits\": 64,"
              " \"burst_length\": 4, \"data_rate_mbps\": 2000}, \"l2\": {\"enabled\": true, \"slices\": 4,"
@@ -170,14 +171,15 @@ START_TEST(t_model_roofs)
     ck_assert_int_eq(m.fixed_port, 0);
     vw_model_free(&m);
     /* the fixed port: its own roof, no L2 in front of it */
-    roofs_of("{\"timing\": {\"memory_model\": \"fixed\", \"gm_fixed_bytes_per_cycle\": 100},"
+    roofs_of("{\"version\": 1, \"chip\": {\"clock_ghz\": 1.0}, \"timing\": {\"memory_model\": \"fixed\", \"gm_fixed_bytes_per_cycle\": 100},"
              " \"memory\": {\"l2\": {\"enabled\": true, \"slices\": 4, \"slice_bytes_per_cycle\": 16}}}", &m);
     ck_assert_double_eq_tol(m.peak_bytes_per_cycle, 100.0, 1e-9);
     ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 0.0, 1e-9);
     ck_assert_int_eq(m.fixed_port, 1);
     vw_model_free(&m);
-    /* the L2 disabled, or a config that does not say: no L2 roof */
-    roofs_of("{\"memory\": {\"l2\": {\"enabled\": false, \"slices\": 4}}}", &m);
+    /* the L2 disabled, or a config that does not say (no machine config):
+     * no L2 roof */
+    roofs_of("{\"version\": 1, \"memory\": {\"l2\": {\"enabled\": false, \"slices\": 4}}}", &m);
     ck_assert_double_eq_tol(m.l2_bytes_per_cycle, 0.0, 1e-9);
     vw_model_free(&m);
     roofs_of("{}", &m);
