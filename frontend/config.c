@@ -286,37 +286,6 @@ static npu_status check_number(const cfg_key_info *k, double v, const char *wher
     return NPU_OK;
 }
 
-/* Parse an unsigned integer with an optional binary-size suffix (sizes only)
- * exactly; 0 ok, -1 syntax, -2 overflow. */
-static int parse_u64(const char *s, int allow_suffix, uint64_t *out)
-{
-    if (!isdigit((unsigned char)s[0])) return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno == ERANGE) return -2;
-    if (end == s) return -1;
-    if (*end) {
-        if (!allow_suffix) return -1;
-        unsigned shift;
-        switch (*end) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: return -1;
-        }
-        end++;
-        /* "512K", "512KB", "512KiB" */
-        if (strcmp(end, "") != 0 && strcmp(end, "B") != 0 && strcmp(end, "iB") != 0)
-            return -1;
-        if (v > (UINT64_MAX >> shift)) return -2;
-        v <<= shift;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Text to value, as --set and the table defaults spell it. */
 static npu_status parse_text_as(const cfg_key_info *k, const char *text, const char *where,
                                 const char *got_as, cfg__val *out, npu_diag *d)
@@ -329,7 +298,7 @@ static npu_status parse_text_as(const cfg_key_info *k, const char *text, const c
     case CFG_T_INT: {
         int neg = k->type == CFG_T_INT && text[0] == '-';
         uint64_t u;
-        int r = parse_u64(text + neg, is_size(k), &u);
+        int r = npu_parse_count(text + neg, is_size(k), &u);
         if (r == -1) {
             if (is_size(k))
                 return npu_errf(d, NPU_EINVAL,

@@ -1,6 +1,7 @@
 /* npu_util.c — status names, diagnostics, the allocation hook, file I/O. */
 #include "isa/npu_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,17 +102,38 @@ int npu_alloc_failed(void) { return alloc_failed_flag; }
 
 int npu_alloc_fail_armed(void) { return alloc_fail_at != 0; }
 
-int npu_parse_u64(const char *s, uint64_t *v)
+int npu_parse_count(const char *s, int size_suffix, uint64_t *out)
 {
-    if (!s || !(*s >= '0' && *s <= '9'))
-        return -1;
+    if (!s || !isdigit((unsigned char)s[0])) return -1;
     errno = 0;
     char *end;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (*end || errno == ERANGE)
-        return -1;
-    *v = x;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno == ERANGE) return -2;
+    if (end == s) return -1;
+    if (*end) {
+        if (!size_suffix) return -1;
+        unsigned shift;
+        switch (*end) {
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        case 'T': case 't': shift = 40; break;
+        default: return -1;
+        }
+        end++;
+        /* "512K", "512KB", "512KiB" */
+        if (strcmp(end, "") != 0 && strcmp(end, "B") != 0 && strcmp(end, "iB") != 0)
+            return -1;
+        if (v > (UINT64_MAX >> shift)) return -2;
+        v <<= shift;
+    }
+    *out = v;
     return 0;
+}
+
+int npu_parse_u64(const char *s, uint64_t *v)
+{
+    return npu_parse_count(s, 0, v) ? -1 : 0;
 }
 
 void *npu_malloc(size_t n)

@@ -64,6 +64,10 @@ int   npu_alloc_fail_armed(void);
 /* A command-line count: decimal, 0x hex or 0 octal digits only (no sign,
  * no spaces, no suffix), within uint64_t. 0 and *v set, or -1. */
 int npu_parse_u64(const char *s, uint64_t *v);
+/* The same, and with size_suffix a binary size suffix: K, M, G or T
+ * (x1024 each, either case), alone or as KB / KiB ("512K", "1GiB"). 0 and
+ * *v set; -1 not such a number; -2 past uint64_t. */
+int npu_parse_count(const char *s, int size_suffix, uint64_t *v);
 
 npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
                          uint8_t **data, size_t *len, npu_diag *d);

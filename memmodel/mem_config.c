@@ -445,24 +445,20 @@ static int is_bytes_key(const mem_key *k)
     return n >= 6 && !strcmp(k->name + n - 6, "_bytes");
 }
 
-/* value as an integer, with the suffix where the key allows one; 0 ok */
+/* value as an integer, a size (npu_parse_count's suffixes) where the key
+ * counts bytes; 0 ok */
 static int parse_int_text(const mem_key *k, const char *value, long long *out)
 {
+    if (is_bytes_key(k)) {
+        uint64_t u;
+        if (npu_parse_count(value, 1, &u) || u > LLONG_MAX) return -1;
+        *out = (long long)u;
+        return 0;
+    }
     char *end;
     errno = 0;
     long long v = strtoll(value, &end, 0);
-    if (errno || end == value) return -1;
-    if (*end && is_bytes_key(k) && v >= 0) {
-        int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                  : *end == 'G' || *end == 'g' ? 30 : *end == 'T' || *end == 't' ? 40 : -1;
-        if (shift < 0) return -1;
-        end++;
-        if (*end && strcmp(end, "B") && strcmp(end, "iB")) return -1;
-        if (v > (LLONG_MAX >> shift)) return -1;
-        v <<= shift;
-        end += strlen(end);
-    }
-    if (*end) return -1;
+    if (errno || end == value || *end) return -1;
     *out = v;
     return 0;
 }

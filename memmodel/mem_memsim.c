@@ -9,7 +9,6 @@
  * (head-of-line blocking). A line's latency runs from the acceptance of its
  * first atom to the completion of its last. */
 #include <inttypes.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,8 +445,8 @@ int mem_cmd_memsim(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED() do { if (!v) { fprintf(stderr, "npusim memsim: %s needs a value\n", a); return 2; } i++; } while (0)
-#define NUM(dst) do { char *e_; NEED(); errno = 0; (dst) = strtoull(v, &e_, 0); \
-        if (e_ == v || *e_ || *v == '-' || errno) { fprintf(stderr, "npusim memsim: %s: expected a non-negative integer, got \"%s\"\n", a, v); return 2; } } while (0)
+#define NUM(dst) do { NEED(); \
+        if (npu_parse_u64(v, &(dst))) { fprintf(stderr, "npusim memsim: %s: expected a non-negative integer, got \"%s\"\n", a, v); return 2; } } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
         else if (!strcmp(a, "--config")) {
             NEED();
