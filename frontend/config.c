@@ -712,6 +712,13 @@ npu_status cfg_set(cfg_machine *m, const char *key, const char *value, npu_diag 
     return NPU_OK;
 }
 
+npu_status cfg_check_key(const char *key, npu_diag *d)
+{
+    if (!key) return npu_errf(d, NPU_EINVAL, "cfg_check_key: NULL key");
+    if (strncmp(key, "memory.", 7) == 0) return mem_config_check_key(key + 7, "memory", d);
+    return cfg_key_find(key) ? NPU_OK : unknown_key(NULL, key, d);
+}
+
 npu_status cfg_set_kv(cfg_machine *m, const char *kv, npu_diag *d)
 {
     const char *eq = kv ? strchr(kv, '=') : NULL;

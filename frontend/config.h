@@ -199,6 +199,9 @@ npu_status cfg_apply_json_text(cfg_machine *m, const char *text, size_t len,
  * numbers, true/false, enum choice names. "memory.*" keys go to memmodel.
  * Range-checked, not cross-validated (call cfg_validate after the last). */
 npu_status cfg_set(cfg_machine *m, const char *key, const char *value, npu_diag *d);
+/* Is key a config key (the memory keys included)? NPU_OK, or cfg_set's
+ * message for an unknown key (with its suggestion). */
+npu_status cfg_check_key(const char *key, npu_diag *d);
 /* Parse "key=value" and cfg_set it. */
 npu_status cfg_set_kv(cfg_machine *m, const char *kv, npu_diag *d);
 /* The current value of a table key as text (canonical: sizes in bytes). */

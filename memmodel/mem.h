@@ -122,8 +122,9 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
  * Checks the key's own range; cross-field rules wait for mem_config_validate. */
 npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d);
 /* Is key (relative to the memory object: "hbm.tCL", "preset") a key of
- * the table? */
-int mem_config_key_known(const char *key);
+ * the table? NPU_OK, or the message mem_config_set_at would give, naming
+ * where.key. */
+npu_status mem_config_check_key(const char *key, const char *where, npu_diag *d);
 /* The same, its messages naming "where.key" (mem_config_set: "--set
  * memory"; npusim's cfg_set: "memory", under its own "--set K=V" prefix).
  * Keys whose name ends in _bytes take a K, M, G or T suffix (binary). */

@@ -20,10 +20,20 @@ enum { K_INT, K_I64, K_BOOL, K_ENUM, K_STR };
 #define KIND_BOOL K_BOOL
 #define KIND_ENUM K_ENUM
 #define KIND_STR  K_STR
+#define KIND_BYTES   K_INT   /* a size: as INT, and a binary suffix */
+#define KIND_BYTES64 K_I64
+#define SIZE_INT 0
+#define SIZE_I64 0
+#define SIZE_BOOL 0
+#define SIZE_ENUM 0
+#define SIZE_STR 0
+#define SIZE_BYTES 1
+#define SIZE_BYTES64 1
 
 typedef struct mem_key {
     const char *group, *name;
     int kind;
+    int bytes;                 /* a size: BYTES / BYTES64 in the table */
     size_t off;
     long long lo, hi;
     const char *const *enums;
@@ -32,7 +42,7 @@ typedef struct mem_key {
 
 static const mem_key mem_keys[] = {
 #define MEM_KEY(g, n, k, f, lo, hi, en, doc) \
-    { #g, #n, KIND_##k, offsetof(mem_config, f), lo, hi, en, doc },
+    { #g, #n, KIND_##k, SIZE_##k, offsetof(mem_config, f), lo, hi, en, doc },
 #include "memmodel/mem_keys.def"
 #undef MEM_KEY
 };
@@ -437,19 +447,11 @@ static npu_status store_str(mem_config *c, const mem_key *k, const char *s, cons
     return NPU_OK;
 }
 
-/* A key that counts bytes (its name ends in _bytes) takes a binary size
- * suffix in --set, as the core's sizes do: 96M, 512K, 1GiB. */
-static int is_bytes_key(const mem_key *k)
-{
-    size_t n = strlen(k->name);
-    return n >= 6 && !strcmp(k->name + n - 6, "_bytes");
-}
-
 /* value as an integer, a size (npu_parse_count's suffixes) where the key
  * counts bytes; 0 ok */
 static int parse_int_text(const mem_key *k, const char *value, long long *out)
 {
-    if (is_bytes_key(k)) {
+    if (k->bytes) {
         uint64_t u;
         if (npu_parse_count(value, 1, &u) || u > LLONG_MAX) return -1;
         *out = (long long)u;
@@ -463,20 +465,28 @@ static int parse_int_text(const mem_key *k, const char *value, long long *out)
     return 0;
 }
 
+/* A value text that is no number for k: the range, and for a size the
+ * suffixes it takes and what it got (quoted as the caller shows it) */
+static npu_status text_err(const mem_key *k, const char *where, const char *got, npu_diag *d)
+{
+    npu_status st = range_err(k, where, d);
+    if (k->bytes && d) {
+        size_t n = strlen(d->msg);
+        snprintf(d->msg + n, sizeof d->msg - n, " (a size may end in K, M, G or T), got %s", got);
+    }
+    return st;
+}
+
 static npu_status parse_value(mem_config *c, const mem_key *k, const cJSON *v, const char *where, npu_diag *d)
 {
     switch (k->kind) {
     case K_INT: case K_I64: {
         long long t;
-        if (cJSON_IsString(v) && is_bytes_key(k)) {   /* "96M", as in --set */
+        if (cJSON_IsString(v) && k->bytes) {   /* "96M", as in --set */
             if (parse_int_text(k, v->valuestring, &t) == 0) return store_int(c, k, t, where, d);
-            npu_status st = range_err(k, where, d);
-            if (d) {
-                size_t n = strlen(d->msg);
-                snprintf(d->msg + n, sizeof d->msg - n, " (a size may end in K, M, G or T), got \"%.60s\"",
-                         v->valuestring);
-            }
-            return st;
+            char got[80];
+            snprintf(got, sizeof got, "\"%.60s\"", v->valuestring);
+            return text_err(k, where, got, d);
         }
         if (!cJSON_IsNumber(v)) return range_err(k, where, d);
         double x = v->valuedouble;
@@ -544,34 +554,46 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
     return mem_config_validate(c, where, d);
 }
 
+static int is_preset_key(const char *key) { return !strcmp(key, "preset") || !strcmp(key, "hbm.preset"); }
+
+/* The table row of key ("hbm.tCL", relative to the memory object), or NULL
+ * with the message naming where.key */
+static const mem_key *key_of(const char *key, const char *where, npu_diag *d)
+{
+    const char *dot = strchr(key, '.');
+    char group[32];
+    if (!dot || (size_t)(dot - key) >= sizeof group) {
+        npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (expected group.key, e.g. hbm.tCL)", where, key);
+        return NULL;
+    }
+    memcpy(group, key, (size_t)(dot - key));
+    group[dot - key] = 0;
+    const mem_key *k = find_key(group, dot + 1);
+    if (!k) npu_errf(d, NPU_EINVAL, "%s.%s: unknown key", where, key);
+    return k;
+}
+
+npu_status mem_config_check_key(const char *key, const char *where, npu_diag *d)
+{
+    return is_preset_key(key) || key_of(key, where ? where : "--set memory", d) ? NPU_OK : NPU_EINVAL;
+}
+
 npu_status mem_config_set_at(mem_config *c, const char *key, const char *value, const char *where,
                              npu_diag *d)
 {
     if (!where) where = "--set memory";
-    if (!strcmp(key, "preset") || !strcmp(key, "hbm.preset")) {
+    if (is_preset_key(key)) {
         if (mem_config_preset(c, value, d)) { npu_diag_prefix(d, "%s.%s", where, key); return NPU_EINVAL; }
         return NPU_OK;
     }
-    const char *dot = strchr(key, '.');
-    char group[32];
-    if (!dot || (size_t)(dot - key) >= sizeof group)
-        return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (expected group.key, e.g. hbm.tCL)", where, key);
-    memcpy(group, key, (size_t)(dot - key));
-    group[dot - key] = 0;
-    const mem_key *k = find_key(group, dot + 1);
-    if (!k) return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key", where, key);
+    const mem_key *k = key_of(key, where, d);
+    if (!k) return NPU_EINVAL;
     npu_status st;
     if (k->kind == K_INT || k->kind == K_I64) {
         long long v;
-        if (parse_int_text(k, value, &v)) {
-            st = range_err(k, where, d);
-            if (is_bytes_key(k) && d) {
-                size_t n = strlen(d->msg);
-                snprintf(d->msg + n, sizeof d->msg - n, " (a size may end in K, M, G or T), got '%.60s'", value);
-            }
-        } else {
-            st = store_int(c, k, v, where, d);
-        }
+        char got[80];
+        snprintf(got, sizeof got, "'%.60s'", value);
+        st = parse_int_text(k, value, &v) ? text_err(k, where, got, d) : store_int(c, k, v, where, d);
     } else if (k->kind == K_BOOL) {
         if (!strcmp(value, "true") || !strcmp(value, "1")) st = store_int(c, k, 1, where, d);
         else if (!strcmp(value, "false") || !strcmp(value, "0")) st = store_int(c, k, 0, where, d);
@@ -583,17 +605,6 @@ npu_status mem_config_set_at(mem_config *c, const char *key, const char *value, 
      * and mem_sys_new validate), so that e.g. stacks and mapping can change
      * together */
     return st;
-}
-
-int mem_config_key_known(const char *key)
-{
-    if (!strcmp(key, "preset") || !strcmp(key, "hbm.preset")) return 1;
-    const char *dot = strchr(key, '.');
-    char group[32];
-    if (!dot || (size_t)(dot - key) >= sizeof group) return 0;
-    memcpy(group, key, (size_t)(dot - key));
-    group[dot - key] = 0;
-    return find_key(group, dot + 1) != NULL;
 }
 
 npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu_diag *d)
@@ -634,7 +645,7 @@ char *mem_config_doc(void)
     npu_buf_printf(&b, "| key | type | range | meaning |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NPU_ARRAY_LEN(mem_keys); i++) {
         const mem_key *k = &mem_keys[i];
-        const char *ty = k->kind == K_INT || k->kind == K_I64 ? "integer" : k->kind == K_BOOL ? "bool"
+        const char *ty = k->bytes ? "size" : k->kind == K_INT || k->kind == K_I64 ? "integer" : k->kind == K_BOOL ? "bool"
                        : k->kind == K_ENUM ? "enum" : "string";
         char range[128] = "";
         if (k->kind == K_INT || k->kind == K_I64) snprintf(range, sizeof range, "%lld..%lld", k->lo, k->hi);

@@ -630,18 +630,10 @@ int sim_cmd_sweep(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < pts[i].nset; j++) {
             const char *k = pts[i].set[j].key;
-            if (!strcmp(k, "cores") ||
-                (!strncmp(k, "memory.", 7) ? mem_config_key_known(k + 7) : cfg_key_find(k) != NULL))
+            if (!strcmp(k, SWEEP_CORES_KEY) || cfg_check_key(k, &d) == NPU_OK)
                 continue;
-            cfg_machine *scratch = npu_malloc(sizeof *scratch);
-            if (scratch) {   /* the config's own message, with its suggestion */
-                cfg_default(scratch);
-                cfg_set(scratch, k, pts[i].set[j].val, &d);
-                npu_free(scratch);
-            }
-            const char *msg = scratch && d.msg[0] ? d.msg : "unknown config key";
-            fprintf(stderr, "npusim sweep: --set %s=...: %s%s\n", k, msg,
-                    strstr(msg, "did you mean") ? "" : " (a sweep also takes cores, the core count)");
+            fprintf(stderr, "npusim sweep: --set %s=...: %s%s\n", k, d.msg,
+                    strstr(d.msg, "did you mean") ? "" : " (a sweep also takes " SWEEP_CORES_KEY ", the core count)");
             sweep_points_free(pts, n);
             rc = 2;
             goto out;

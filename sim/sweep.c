@@ -449,7 +449,7 @@ static const char *point_cores(const sweep_point *p)
 {
     const char *c = NULL;
     for (size_t i = 0; i < p->nset; i++)
-        if (!strcmp(p->set[i].key, "cores"))
+        if (!strcmp(p->set[i].key, SWEEP_CORES_KEY))
             c = p->set[i].val;
     return c;
 }
@@ -465,7 +465,7 @@ static void av_point(argv_b *a, const sweep_point *p, const sweep_opts *o)
         av_push2(a, "--set", kv);
     }
     for (size_t i = 0; i < p->nset; i++) {
-        if (!strcmp(p->set[i].key, "cores"))
+        if (!strcmp(p->set[i].key, SWEEP_CORES_KEY))
             continue;
         snprintf(kv, sizeof kv, "%s=%s", p->set[i].key, p->set[i].val);
         av_push2(a, "--set", kv);

@@ -20,6 +20,10 @@
 
 typedef struct sweep_kv { char *key, *val; } sweep_kv;
 
+/* The one point key that is no config key: the core count (the launch's
+ * --cores N and chip.cores = N; sweep.c av_point) */
+#define SWEEP_CORES_KEY "cores"
+
 typedef struct sweep_point {
     char *launch;      /* LAUNCH.json or KERNEL.elf */
     char *config;      /* machine config file; NULL: the embedded default */

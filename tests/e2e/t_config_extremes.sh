@@ -24,7 +24,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}:halt_on_error=1:exitc
 awk -F'|' '/^\| `/ {
     key = $2; gsub(/[ `]/, "", key); type = $3; gsub(/ /, "", type); r = $5; gsub(/ /, "", r)
     if (type == "bool") { print key, "true"; print key, "false" }
-    else if ((type == "integer" || type == "number") && r ~ /\.\./) {
+    else if ((type == "integer" || type == "number" || type == "size") && r ~ /\.\./) {
         split(r, a, /\.\./); print key, a[1]; print key, a[2] }
 }' "$NPU_ROOT/docs/config.md" > "$tmp/cases"
 n=$(wc -l < "$tmp/cases")
