@@ -457,11 +457,12 @@ void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
     double port_bw = m && m->l2_peak_Bps > 0 ? m->l2_peak_Bps : peak_bw;
     if (port_bw > 0)
         SET(GM_UTIL, 100.0 * ratio(gm / (secs > 0 ? secs : 1), port_bw));
-    if (peak_bw > 0 && cv->have[CTR_EV_HBM_BYTES_READ] && cv->have[CTR_EV_HBM_BYTES_WRITTEN]) {
-        double hbm = (double)(ctr_get(cv, CTR_EV_HBM_BYTES_READ, -1) +
-                              ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1));
+    int have_hbm = cv->have[CTR_EV_HBM_BYTES_READ] && cv->have[CTR_EV_HBM_BYTES_WRITTEN];
+    double hbm = have_hbm ? (double)(ctr_get(cv, CTR_EV_HBM_BYTES_READ, -1) +
+                                     ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1))
+                          : 0;
+    if (peak_bw > 0 && have_hbm)
         SET(HBM_UTIL, 100.0 * ratio(hbm / (secs > 0 ? secs : 1), peak_bw));
-    }
     /* The roofs (docs/stat.md), a hierarchical roofline as Nsight Compute
      * draws one: each memory level a roof of its own bytes over its own
      * peak. With an L2 (the HBM model), every GM byte goes through the L2
@@ -470,10 +471,6 @@ void ctr_summarize(const ctr_values *cv, const ctr_machine *m, ctr_summary *o)
      * against the HBM's or the fixed port's peak. */
     struct roof_level { const char *name; double bytes, bw; } lv[2];
     int nlv = 0;
-    int have_hbm = cv->have[CTR_EV_HBM_BYTES_READ] && cv->have[CTR_EV_HBM_BYTES_WRITTEN];
-    double hbm = have_hbm ? (double)(ctr_get(cv, CTR_EV_HBM_BYTES_READ, -1) +
-                                     ctr_get(cv, CTR_EV_HBM_BYTES_WRITTEN, -1))
-                          : 0;
     if (m && m->l2_peak_Bps > 0) {
         lv[nlv++] = (struct roof_level){ "l2", gm, m->l2_peak_Bps };
         if (have_hbm && peak_bw > 0) lv[nlv++] = (struct roof_level){ "hbm", hbm, peak_bw };
