@@ -8,6 +8,16 @@
 #include "sim/sim_int.h"  /* first: config.h must see the dtype enum before isa.h */
 #include "frontend/npy.h"
 
+/* flat index i of a tensor of ndim dimensions shape as a multi-dimensional index */
+static void unflatten(int64_t i, const int64_t *shape, int ndim, int64_t *out)
+{
+    for (int k = ndim - 1; k >= 0; k--) {
+        int64_t dim = shape[k] ? shape[k] : 1;
+        out[k] = i % dim;
+        i /= dim;
+    }
+}
+
 npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *want, double rtol,
                        double atol, npu_cmp_result *r, npu_diag *d)
 {
@@ -66,21 +76,13 @@ npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *wa
                 r->first_flat = (uint64_t)i;
                 r->first_got = g;
                 r->first_want = w;
-                int64_t rest = i;
-                for (int k = got->ndim - 1; k >= 0; k--) {
-                    int64_t dim = got->shape[k] ? got->shape[k] : 1;
-                    r->first[k] = rest % dim;
-                    rest /= dim;
-                }
+                unflatten(i, got->shape, got->ndim, r->first);
             }
             r->mismatches++;
         }
     }
-    for (int64_t rest = rel_i, k = got->ndim - 1; rel_i >= 0 && k >= 0; k--) {
-        int64_t dim = got->shape[k] ? got->shape[k] : 1;
-        r->max_rel_at[k] = rest % dim;
-        rest /= dim;
-    }
+    if (rel_i >= 0)
+        unflatten(rel_i, got->shape, got->ndim, r->max_rel_at);
     r->pass = r->mismatches == 0;
     return NPU_OK;
 }

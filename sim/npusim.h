@@ -159,7 +159,7 @@ typedef struct npu_cmp_result {
 npu_status npu_compare(const struct npy_tensor *got, const struct npy_tensor *want, double rtol,
                        double atol, npu_cmp_result *r, npu_diag *d);
 /* One line: "pass: 0 of 1048576 elements mismatch, max abs err 1.2e-07, max rel err 3.4e-06"
- * (with ", at [i, j]: got G, want W, within atol" when max_rel exceeds rtol) or
+ * (then " at [i, j] (got G, want W: within atol)" when max_rel exceeds rtol) or
  * "FAIL: 17 of 1048576 mismatch (...), first at [3, 14]: got 1.5, want 1.25". */
 void npu_compare_format(const npu_cmp_result *r, char *buf, size_t n);
 
