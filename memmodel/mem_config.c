@@ -213,12 +213,18 @@ static int read_count(const char **s)
     return v < 1000 ? v : 1000;
 }
 
-/* The key path in where ("machine.json: memory" -> "memory"): messages
+/* The key path in where: after its file ("machine.json: memory" ->
+ * "memory"), after "--set " ("--set memory" -> "memory"), else all of it
+ * (a memsim config path without a "memory" object): messages
  * name the size keys in full (memory.hbm.stacks), so that a --set of one is
  * recognised in them */
 static const char *key_root(const char *where)
 {
-    const char *c = strrchr(where, ' ');
+    const char *c = strstr(where, ": "), *n;
+    while (c && (n = strstr(c + 2, ": ")))
+        c = n;
+    if (c) return c + 2;
+    c = strrchr(where, ' ');   /* "--set memory" */
     return c ? c + 1 : where;
 }
 
@@ -241,58 +247,53 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
             return npu_errf(d, NPU_EINVAL, "%s.hbm.%s: %d is not a power of 2 (the address mapping needs one)",
                             where, names[f], dims[f]);
     }
-    /* Two passes: the first counts each field's bits given with a count
-     * (or bare: one bit) and finds its '*' (all the bits the counts leave;
-     * a bare r ending a term is r*), so that a '*' anywhere takes what is
-     * left over the whole string, and a mapping written with '*' stays
-     * valid when a size changes (--set memory.hbm.stacks=2) */
-    int given[MF__N] = { 0 }, star[MF__N] = { 0 };
-    for (int pass = 0; pass < 2; pass++) {
-        const char *s = h->mapping;
-        int have[MF__N] = { 0 };
-        while (*s) {
-            if (*s == ' ' || *s == ',') { s++; continue; }
-            int f = field_of(*s);
-            if (f < 0)
-                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: unknown field letter '%c' at offset %d (use k h p s g b c r)",
-                                where, *s, (int)(s - h->mapping));
-            const char *tok = s++;
-            int cnt = 1, is_star = 0;
-            if (*s >= '0' && *s <= '9') {
-                const char *at = s;
-                cnt = read_count(&s);
-                if (cnt > 64)
-                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' at offset %d: %.*s bits is more "
-                                    "than an address has (64)", where, "khpsgbcr"[f], (int)(at - 1 - h->mapping),
-                                    (int)(s - at) > 24 ? 24 : (int)(s - at), at);
-            } else if (*s == '*' || (f == MF_R && (*s == 0 || *s == ' '))) {
-                if (*s == '*') s++;
-                is_star = 1;
-            }
-            if (pass == 0) {
-                if (!is_star) given[f] += cnt;
-                else if (star[f]++)
-                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has a second '*' at offset %d "
-                                    "(one term may take the rest of a field)", where, "khpsgbcr"[f],
-                                    (int)(tok - h->mapping));
-                continue;
-            }
-            if (is_star) cnt = need[f] > given[f] ? need[f] - given[f] : 0;
-            if (have[f] + cnt > need[f])
-                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s.hbm.%s) = %d "
-                                "(a term like %c* takes whatever the field has)",
-                                where, "khpsgbcr"[f], given[f], key_root(where), names[f], need[f], "khpsgbcr"[f]);
-            for (int i = 0; i < cnt; i++) {
-                if (m->nbits >= 64 - m->off_bits)
-                    return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: more than 64 address bits", where);
-                m->field[m->nbits] = (uint8_t)f;
-                m->idx[m->nbits] = (uint8_t)have[f]++;
-                m->nbits++;
-            }
+    /* The terms, read once: a field letter with a count, bare (one bit;
+     * a bare r ending a term is r*) or with '*', all the bits the counted
+     * terms of the field leave anywhere in the string, so that a mapping
+     * written with '*' stays valid when a size changes (--set
+     * memory.hbm.stacks=2). Then the bits, LSB first. */
+    struct term { uint8_t f, star; int cnt; const char *at; } tm[MEM_MAP_LEN];
+    int nt = 0, given[MF__N] = { 0 }, star[MF__N] = { 0 };
+    for (const char *s = h->mapping; *s;) {
+        if (*s == ' ' || *s == ',') { s++; continue; }
+        int f = field_of(*s);
+        if (f < 0)
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: unknown field letter '%c' at offset %d (use k h p s g b c r)",
+                            where, *s, (int)(s - h->mapping));
+        struct term *t = &tm[nt++];
+        *t = (struct term){ (uint8_t)f, 0, 1, s++ };
+        if (*s >= '0' && *s <= '9') {
+            const char *at = s;
+            t->cnt = read_count(&s);
+            if (t->cnt > 64)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' at offset %d: %.*s bits is more "
+                                "than an address has (64)", where, "khpsgbcr"[f], (int)(at - 1 - h->mapping),
+                                (int)(s - at) > 24 ? 24 : (int)(s - at), at);
+        } else if (*s == '*' || (f == MF_R && (*s == 0 || *s == ' '))) {
+            if (*s == '*') s++;
+            t->star = 1;
+            if (star[f]++)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has a second '*' at offset %d "
+                                "(one term may take the rest of a field)", where, "khpsgbcr"[f],
+                                (int)(t->at - h->mapping));
         }
-        if (pass == 1) memcpy(given, have, sizeof have);
+        if (!t->star) given[f] += t->cnt;
     }
-    int *have = given;
+    int have[MF__N] = { 0 };
+    for (int i = 0; i < nt; i++) {
+        int f = tm[i].f, cnt = tm[i].star ? NPU_MAX(need[f] - given[f], 0) : tm[i].cnt;
+        if (have[f] + cnt > need[f])
+            return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, more than log2(%s.hbm.%s) = %d "
+                            "(a term like %c* takes whatever the field has)",
+                            where, "khpsgbcr"[f], given[f], key_root(where), names[f], need[f], "khpsgbcr"[f]);
+        for (int j = 0; j < cnt; j++) {
+            if (m->nbits >= 64 - m->off_bits)
+                return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: more than 64 address bits", where);
+            m->field[m->nbits] = (uint8_t)f;
+            m->idx[m->nbits] = (uint8_t)have[f]++;
+            m->nbits++;
+        }
+    }
     for (int f = 0; f < MF__N; f++) {
         if (have[f] != need[f])
             return npu_errf(d, NPU_EINVAL, "%s.hbm.mapping: field '%c' has %d bits, log2(%s.hbm.%s) = %d needed "
