@@ -813,6 +813,20 @@ npu_status launch_finish(launch_desc *l, npu_diag *d)
     return NPU_OK;
 }
 
+/* The first place msg names config key key as a whole word (not a part of
+ * a longer key), or NULL */
+static const char *key_in(const char *msg, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = strstr(msg, key); p; p = strstr(p + 1, key)) {
+        char b = p == msg ? ' ' : p[-1], a = p[n];
+        if (!isalnum((unsigned char)b) && b != '_' && b != '.' && !isalnum((unsigned char)a) && a != '_' &&
+            a != '.')
+            return p;
+    }
+    return NULL;
+}
+
 npu_status launch_machine(const launch_desc *l, cfg_machine *m, npu_diag *d)
 {
     npu_status s;
@@ -843,23 +857,14 @@ npu_status launch_machine(const launch_desc *l, cfg_machine *m, npu_diag *d)
     }
     if ((s = cfg_validate(m, d)) != NPU_OK && d) {
         /* a check across keys fails after the overrides (a file or the
-         * default machine is valid on its own): name the override when the
-         * message is about its key, so the message points at the flag */
+         * default machine is valid on its own): name the override the
+         * message is about (its key first), else one it names as the other
+         * side of the rule, so the message points at the flag */
         const launch_set *hit = NULL;
-        for (size_t i = l->nsets; i-- > 0 && !hit;) {
-            size_t n = strlen(l->sets[i].key);
-            if (!strncmp(d->msg, l->sets[i].key, n) && d->msg[n] == ':') hit = &l->sets[i];
-        }
-        /* else one the message names as the other side of the rule */
-        for (size_t i = l->nsets; i-- > 0 && !hit;) {
-            size_t n = strlen(l->sets[i].key);
-            for (const char *p = strstr(d->msg, l->sets[i].key); p && !hit;
-                 p = strstr(p + 1, l->sets[i].key)) {
-                char b = p == d->msg ? ' ' : p[-1], a = p[n];
-                if (!isalnum((unsigned char)b) && b != '_' && b != '.' &&
-                    !isalnum((unsigned char)a) && a != '_' && a != '.')
-                    hit = &l->sets[i];
-            }
+        for (size_t i = l->nsets; i-- > 0;) {
+            const char *at = key_in(d->msg, l->sets[i].key);
+            if (at == d->msg) { hit = &l->sets[i]; break; }
+            if (at && !hit) hit = &l->sets[i];
         }
         if (hit) npu_diag_prefix(d, "set %s=%s", hit->key, hit->value);
     }
