@@ -59,6 +59,23 @@ static void tmp_trace(char dir[64], char path[128], const char *tag, const char 
     snprintf(path, 128, "%s/%s", dir, file);
 }
 
+/* A hand-written trace of events ev[0..n) under meta, loaded into m (the
+ * file is removed again). */
+static void load_events(const char *tag, const trc_meta *meta, const trc_event *ev, size_t n, vw_model *m)
+{
+    char dir[64], path[128];
+    tmp_trace(dir, path, tag, "t.npt");
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(trc_write(w, &ev[i]), NPU_OK);
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_msg(vw_model_load(m, path, &d) == NPU_OK, "load: %s", d.msg);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* The header of the hand-written traces: two cores, instruction level;
  * each test adds its name tables. */
 static trc_meta two_core_meta(void)
@@ -138,21 +155,12 @@ END_TEST
  * HBM column command. */
 static void roofs_of(const char *config, vw_model *m)
 {
-    char dir[64], path[128];
-    tmp_trace(dir, path, "roofs", "r.npt");
     static const char *const ops[] = { "nop" };
     trc_meta meta = two_core_meta();
     meta.config_json = config;
     meta.opcodes = (trc_names){ ops, 1 };
-    npu_diag d = {0};
-    trc_writer *w = trc_writer_open(path, &meta, &d);
-    ck_assert_msg(w != NULL, "%s", d.msg);
     trc_event e = trc_ev_insn(0, 0, 0, 0, 0, 0, 100, 0);
-    ck_assert_int_eq(trc_write(w, &e), NPU_OK);
-    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
-    ck_assert_msg(vw_model_load(m, path, &d) == NPU_OK, "load: %s", d.msg);
-    unlink(path);
-    rmdir(dir);
+    load_events("roofs", &meta, &e, 1, m);
 }
 
 START_TEST(t_model_roofs)
@@ -193,25 +201,19 @@ END_TEST
  * a row of their own, named for the function, not "(no symbol)". */
 START_TEST(t_hotspots_before_label)
 {
-    char dir[64], path[128];
-    tmp_trace(dir, path, "lbl", "l.npt");
     static const char *const ops[] = { "nop" };
     static const trc_symbol syms[] = { { "main", 0x100, 0x100, 1 }, { ".Lloop", 0x140, 0, 0 } };
     trc_meta meta = two_core_meta();
     meta.opcodes = (trc_names){ ops, 1 };
     meta.symbols = syms;
     meta.n_symbols = 2;
-    npu_diag d = {0};
-    trc_writer *w = trc_writer_open(path, &meta, &d);
-    ck_assert_msg(w != NULL, "%s", d.msg);
-    trc_event e1 = trc_ev_insn(0, 0, 0x100, 0, 0, 0, 10, 0), e2 = trc_ev_insn(0, 0, 0x140, 0, 10, 10, 40, 0);
-    trc_event e3 = trc_ev_insn(0, 0, 0x400, 0, 40, 40, 45, 0);   /* outside every symbol */
-    ck_assert_int_eq(trc_write(w, &e1), NPU_OK);
-    ck_assert_int_eq(trc_write(w, &e2), NPU_OK);
-    ck_assert_int_eq(trc_write(w, &e3), NPU_OK);
-    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    const trc_event ev[3] = {
+        trc_ev_insn(0, 0, 0x100, 0, 0, 0, 10, 0), trc_ev_insn(0, 0, 0x140, 0, 10, 10, 40, 0),
+        trc_ev_insn(0, 0, 0x400, 0, 40, 40, 45, 0),   /* outside every symbol */
+    };
     vw_model m;
-    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    load_events("lbl", &meta, ev, 3, &m);
+    npu_diag d = {0};
     vw_table t = {0};
     ck_assert(vw_hotspots(&m, VW_HK_LABEL, 0, 0, &t, &d) == NPU_OK);
     ck_assert_uint_eq(t.n, 3);
@@ -224,8 +226,6 @@ START_TEST(t_hotspots_before_label)
     ck_assert_uint_eq(t.row[2].busy, 5);
     vw_table_free(&t);
     vw_model_free(&m);
-    unlink(path);
-    rmdir(dir);
 }
 END_TEST
 
@@ -235,34 +235,26 @@ END_TEST
  * partial last bin over the cycles it covers). */
 START_TEST(t_counters_cumulative)
 {
-    char dir[64], path[128];
-    tmp_trace(dir, path, "ctr", "c.npt");
     static const char *const ops[] = { "nop" };
     static const char *const ctrs[] = { "gm.write_bytes", "pipe.m.busy_cycles" };
     trc_meta meta = two_core_meta();
     meta.counter_interval = 100;
     meta.opcodes = (trc_names){ ops, 1 };
     meta.counters = (trc_names){ ctrs, 2 };
-    npu_diag d = {0};
-    trc_writer *w = trc_writer_open(path, &meta, &d);
-    ck_assert_msg(w != NULL, "%s", d.msg);
+    trc_event ev[11];
+    size_t n = 0;
     /* one instruction per core so the run spans cycles 0..250 */
-    for (uint32_t c = 0; c < 2; c++) {
-        trc_event e = trc_ev_insn(c, 0, 0, 0, 0, 0, 250, 0);
-        ck_assert_int_eq(trc_write(w, &e), NPU_OK);
-    }
+    for (uint32_t c = 0; c < 2; c++)
+        ev[n++] = trc_ev_insn(c, 0, 0, 0, 0, 0, 250, 0);
     /* gm.write_bytes: core 0 at 300, 500, 800; core 1 at 50, 50, 150 */
     static const uint64_t t[3] = { 100, 200, 250 }, v0[3] = { 300, 500, 800 }, v1[3] = { 50, 50, 150 };
     for (int i = 0; i < 3; i++) {
-        trc_event a = trc_ev_counter(0, 0, t[i], v0[i]), b = trc_ev_counter(1, 0, t[i], v1[i]);
-        trc_event c = trc_ev_counter(0, 1, t[i], 40 * (uint64_t)(i + 1));
-        ck_assert_int_eq(trc_write(w, &a), NPU_OK);
-        ck_assert_int_eq(trc_write(w, &b), NPU_OK);
-        ck_assert_int_eq(trc_write(w, &c), NPU_OK);
+        ev[n++] = trc_ev_counter(0, 0, t[i], v0[i]);
+        ev[n++] = trc_ev_counter(1, 0, t[i], v1[i]);
+        ev[n++] = trc_ev_counter(0, 1, t[i], 40 * (uint64_t)(i + 1));
     }
-    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
     vw_model m;
-    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+    load_events("ctr", &meta, ev, n, &m);
     ck_assert_uint_eq(m.nctr, 2);
     const vw_counter *k = &m.ctr[0];
     ck_assert_uint_eq(k->total, 800 + 150);          /* not the sum of the samples (1850) */
@@ -281,8 +273,6 @@ START_TEST(t_counters_cumulative)
     ck_assert_double_eq_tol(vw_counter_rate(&m, k, 2), 8.0, 1e-9);   /* 400 over cycles 200..250 */
     ck_assert_double_eq_tol(k->max_rate, 8.0, 1e-9);
     vw_model_free(&m);
-    unlink(path);
-    rmdir(dir);
 }
 END_TEST
 
