@@ -788,6 +788,14 @@ npu_status ctr_intervals_grow(ctr_intervals *iv, size_t bin, size_t max_bins, np
         return npu_errf(d, NPU_ENOMEM, "-I: out of memory for %zu intervals", nb);
     memset(v + iv->nbins * per, 0, (nb - iv->nbins) * per * sizeof *v);
     iv->v = v;
+    if (iv->mv) {
+        size_t mper = (size_t)iv->nmslot * (size_t)iv->nmem;
+        uint64_t *mv = npu_realloc(iv->mv, nb * mper * sizeof *mv);
+        if (!mv)
+            return npu_errf(d, NPU_ENOMEM, "-I: out of memory for %zu intervals", nb);
+        memset(mv + iv->nbins * mper, 0, (nb - iv->nbins) * mper * sizeof *mv);
+        iv->mv = mv;
+    }
     iv->nbins = nb;
     return NPU_OK;
 }
@@ -813,15 +821,46 @@ void ctr_intervals_add_span(ctr_intervals *iv, int ev, int core, uint64_t start,
 void ctr_intervals_free(ctr_intervals *iv)
 {
     npu_free(iv->v);
-    iv->v = NULL;
+    npu_free(iv->mv);
+    iv->v = iv->mv = NULL;
     iv->nbins = 0;
+}
+
+npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, npu_diag *d)
+{
+    if (iv->mv)
+        return NPU_OK;
+    iv->nslices = NPU_MAX(nslices, 0);
+    iv->nchans = NPU_MAX(nchans, 0);
+    iv->nmem = NPU_MAX(1, NPU_MAX(iv->nslices, iv->nchans));
+    iv->nmslot = 0;
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        int mem = (events[e].unit == CTR_UNIT_L2 && iv->nslices) ||
+                  (events[e].unit == CTR_UNIT_HBM && iv->nchans);
+        iv->mslot[e] = (int8_t)(mem && events[e].kind != CTR_KIND_HIST ? iv->nmslot++ : -1);
+        if (iv->mslot[e] >= 0)
+            iv->binned[e] = 1;
+    }
+    size_t n = NPU_MAX(iv->nbins, (size_t)1) * (size_t)iv->nmslot * (size_t)iv->nmem;
+    iv->mv = npu_calloc(n, sizeof *iv->mv);
+    if (!iv->mv)
+        return npu_errf(d, NPU_ENOMEM, "-I: out of memory for the L2 and HBM windows");
+    return NPU_OK;
+}
+
+void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n)
+{
+    if (!n || !iv->mv || bin >= iv->nbins || ev < 0 || ev >= CTR_EV__COUNT || iv->mslot[ev] < 0 ||
+        inst < 0 || inst >= iv->nmem)
+        return;
+    iv->mv[(bin * (size_t)iv->nmslot + (size_t)iv->mslot[ev]) * (size_t)iv->nmem + (size_t)inst] += n;
 }
 
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
                           const ctr_report_opts *o, npu_buf *b)
 {
     ctr_values cv;
-    if (ctr_values_init(&cv, iv->ncores, 0, 0, NULL)) {
+    if (ctr_values_init(&cv, iv->ncores, iv->mv ? iv->nslices : 0, iv->mv ? iv->nchans : 0, NULL)) {
         b->oom = 1;
         return;
     }
@@ -842,6 +881,13 @@ void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const c
         uint64_t wlen = 0;
         for (int e = 0; e < CTR_EV__COUNT; e++) {
             cv.have[e] = iv->binned[e];
+            if (iv->mv && iv->mslot[e] >= 0) {
+                int ni = ctr_ninst(&cv, e);
+                for (int i = 0; i < ni; i++)
+                    cv.v[e][i] = iv->mv[(k * (size_t)iv->nmslot + (size_t)iv->mslot[e]) *
+                                            (size_t)iv->nmem + (size_t)i];
+                continue;
+            }
             if (events[e].unit != CTR_UNIT_CORE && events[e].unit != CTR_UNIT_PIPE)
                 continue;
             for (int c = 0; c < iv->ncores; c++)

@@ -143,13 +143,18 @@ void ctr_report(const ctr_values *cv, const ctr_machine *m, const ctr_sel *sel,
 
 /* Interval data: deltas of core and pipe events per window of `width`
  * cycles. v[(bin * CTR_EV__COUNT + ev) * ncores + core]. binned[ev] says
- * which events have per-window values (the rest print only in the totals). */
+ * which events have per-window values (the rest print only in the totals).
+ * L2 and HBM events, once ctr_intervals_mem_init gave their instance
+ * counts: mv[(bin * nmslot + mslot[ev]) * nmem + slice or channel]. */
 typedef struct ctr_intervals {
     uint64_t width;
     int ncores;
     size_t nbins;
     uint64_t *v;
     uint8_t binned[CTR_EV__COUNT];
+    int nslices, nchans, nmem, nmslot;
+    int8_t mslot[CTR_EV__COUNT];       /* -1: not an L2 / HBM event */
+    uint64_t *mv;                      /* NULL until ctr_intervals_mem_init */
 } ctr_intervals;
 /* Make room for bins 0..bin. NPU_ENOMEM, or NPU_EINVAL past max_bins (the window is too small). */
 npu_status ctr_intervals_grow(ctr_intervals *iv, size_t bin, size_t max_bins, npu_diag *d);
@@ -157,6 +162,11 @@ void ctr_intervals_add(ctr_intervals *iv, int ev, int core, uint64_t cycle, uint
 /* Add the cycles of [start, end) to ev, split over the windows they cross. */
 void ctr_intervals_add_span(ctr_intervals *iv, int ev, int core, uint64_t start, uint64_t end);
 void ctr_intervals_free(ctr_intervals *iv);
+/* Start per-window L2 and HBM values (nslices slices, nchans channels);
+ * they are kept for every non-histogram L2 / HBM event, binned[] set. */
+npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, npu_diag *d);
+/* Add n to L2 / HBM event ev, slice or channel inst, in window bin. */
+void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n);
 /* The interval report (perf stat -I layout; CSV rows start with the end
  * cycle; JSON an array of windows). */
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,

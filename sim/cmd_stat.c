@@ -52,7 +52,8 @@ static void usage(FILE *f)
         "  -x SEP         CSV with separator SEP: instance,value,kind,event,metric_value,\n"
         "                 metric_unit,metric_name (docs/stat.md)\n"
         "  --json         JSON (events in table order)\n"
-        "  -I CYCLES      print the deltas of core and pipe events every CYCLES cycles\n"
+        "  -I CYCLES      print the deltas of the events every CYCLES cycles (cores, pipes,\n"
+        "                 L2 slices and HBM channels)\n"
         "  --check        also check the counters' consistency (exit 1 if violated)\n"
         "  --list         list events, groups and derived metrics\n"
         "  -h, --help     this help\n"
@@ -203,6 +204,11 @@ typedef struct collector {
     ctr_intervals iv;
     int interval;
     size_t max_bins;
+    /* interval mode, L2 and HBM: each slice's and channel's counts at the
+     * last memory sample, [event][instance] (NULL before the first), and
+     * the memory system's clock at the end */
+    uint64_t *mprev;
+    uint64_t mem_now;
     npu_status err;
     npu_diag ediag;
 } collector;
@@ -452,12 +458,76 @@ static uint64_t hbm_field(const mem_chan_stats *h, int f)
     }
 }
 
+/* Interval mode: set up the L2 / HBM windows at the first memory sample. */
+static int mem_windows(collector *k, const mem_sys_stats *ms)
+{
+    if (k->mprev)
+        return 1;
+    npu_status st = ctr_intervals_mem_init(&k->iv, ms->nslice, ms->nchan, &k->ediag);
+    if (!st && !(k->mprev = npu_calloc((size_t)CTR_EV__COUNT * (size_t)k->iv.nmem,
+                                       sizeof *k->mprev)))
+        st = npu_errf(&k->ediag, NPU_ENOMEM, "-I: out of memory");
+    if (st)
+        fail(k, st);
+    return !st;
+}
+
+/* The value of L2 / HBM event e at instance i of ms (and of nothing else). */
+static uint64_t mem_value(const mem_sys_stats *ms, int e, int i)
+{
+    return evd[e].fam == F_L2 ? l2_field(&ms->slice[i], evd[e].arg) : hbm_field(&ms->chan[i], evd[e].arg);
+}
+
+/* The L2 / HBM counts since the last sample, into window bin. */
+static void mem_deltas(collector *k, const mem_sys_stats *ms, size_t bin)
+{
+    npu_status st = ctr_intervals_grow(&k->iv, bin, k->max_bins, &k->ediag);
+    if (st) {
+        fail(k, st);
+        return;
+    }
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        if (k->iv.mslot[e] < 0)
+            continue;
+        int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
+        uint64_t *prev = k->mprev + (size_t)e * (size_t)k->iv.nmem;
+        for (int i = 0; i < n && i < k->iv.nmem; i++) {
+            uint64_t v = mem_value(ms, e, i);
+            ctr_intervals_add_mem(&k->iv, e, i, bin, v - prev[i]);
+            prev[i] = v;
+        }
+    }
+}
+
+/* Interval mode: everything the memory system counted before `cycle` (a
+ * window's end) and since the last sample falls in that window. */
+static void on_mem_sample(void *user, uint64_t cycle, const void *p)
+{
+    collector *k = user;
+    if (!k->interval || k->err || cycle < k->iv.width || !mem_windows(k, p))
+        return;
+    mem_deltas(k, p, (size_t)(cycle / k->iv.width) - 1);
+}
+
 static void on_mem_stats(void *user, const void *p)
 {
     collector *k = user;
     const mem_sys_stats *ms = p;
     if (k->cv_ready)
         return;
+    if (k->interval && !k->err && mem_windows(k, ms)) {
+        /* the counts after the last sample: placed by col_finish, which
+         * knows the last window; until then mprev holds minus them */
+        k->mem_now = ms->core_cycles;
+        for (int e = 0; e < CTR_EV__COUNT; e++) {
+            if (k->iv.mslot[e] < 0)
+                continue;
+            int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
+            uint64_t *prev = k->mprev + (size_t)e * (size_t)k->iv.nmem;
+            for (int i = 0; i < n && i < k->iv.nmem; i++)
+                prev[i] = mem_value(ms, e, i) - prev[i];
+        }
+    }
     npu_status st = ctr_values_init(&k->cv, k->ncores, ms->nslice, ms->nchan, &k->ediag);
     if (st) {
         fail(k, st);
@@ -522,6 +592,7 @@ static void col_free(collector *k)
     npu_free(k->core);
     ctr_values_free(&k->cv);
     ctr_intervals_free(&k->iv);
+    npu_free(k->mprev);
 }
 
 /* After the run: the totals (engine where it counts, observer elsewhere),
@@ -572,6 +643,17 @@ static npu_status col_finish(collector *k, npu_diag *d)
             return e;
         for (int c = 0; c < k->ncores; c++)
             ctr_intervals_add_span(&k->iv, CTR_EV_CYCLES, c, 0, st->core[c].cycles);
+        if (k->mprev) {
+            /* the memory system's last counts, in the window of its clock
+             * (the last window if it stopped at the run's very end) */
+            size_t last = (size_t)((maxc - 1) / k->iv.width);
+            size_t bin = NPU_MIN((size_t)(k->mem_now / k->iv.width), last);
+            for (int ev = 0; ev < CTR_EV__COUNT; ev++)
+                if (k->iv.mslot[ev] >= 0)
+                    for (int i = 0; i < k->iv.nmem; i++)
+                        ctr_intervals_add_mem(&k->iv, ev, i, bin,
+                                              k->mprev[(size_t)ev * (size_t)k->iv.nmem + (size_t)i]);
+        }
         for (size_t b = 0; b < k->iv.nbins; b++)
             for (int c = 0; c < k->ncores; c++) {
                 uint64_t *row = k->iv.v + b * CTR_EV__COUNT * (size_t)k->ncores;
@@ -637,9 +719,10 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
     obs.on_exec = on_exec;
     obs.on_stall = on_stall;
     obs.on_mem_stats = on_mem_stats;
+    obs.on_mem_sample = on_mem_sample;
     s->pmu_read = pmu_read;
     s->pmu_user = k;
-    st = sim_run_timed(s, max_cycles, &obs, d);
+    st = sim_run_timed(s, max_cycles, &obs, k->interval ? k->iv.width : 0, d);
     s->pmu_read = NULL;
     s->pmu_user = NULL;
     if (!st && k->err)

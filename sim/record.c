@@ -753,7 +753,7 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
     obs.on_call = on_call;
     if (R.level >= SIM_REC_FULL)
         obs.on_hbm_cmd = on_hbm_cmd;
-    st = sim_run_timed(s, o->max_cycles, &obs, &r->run_diag);
+    st = sim_run_timed(s, o->max_cycles, &obs, 0, &r->run_diag);
     r->run = st;
     if (!st)
         npu_diag_clear(&r->run_diag);

@@ -266,9 +266,9 @@ npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const ch
 }
 
 npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timing_observer *obs,
-                         npu_diag *d)
+                         uint64_t mem_sample_cycles, npu_diag *d)
 {
-    sim_timing_opts to = {s->nodata, max_cycles, obs};
+    sim_timing_opts to = {s->nodata, max_cycles, obs, mem_sample_cycles};
     npu_status st = sim_timing_run(s, &to, s->tstats, d);
     if (st == NPU_OK)
         sim_sync_findings(s);
@@ -289,7 +289,7 @@ npu_status npu_sim_run(npu_sim *s, const npu_run_opts *opts, npu_diag *d)
     if (st)
         return st;
     if (opts->mode != NPU_MODE_FUNC)
-        return sim_run_timed(s, opts->max_cycles, NULL, d);
+        return sim_run_timed(s, opts->max_cycles, NULL, 0, d);
     st = sim_run_func(s, d);
     if (st == NPU_OK)
         sim_sync_findings(s);

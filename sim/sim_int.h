@@ -417,9 +417,11 @@ npu_status sim_place_args(npu_sim *s, npu_diag *d);
 npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const char *who,
                          npu_diag *d);
 /* A timed run after sim_run_begin: the timing engine with an observer
- * (NULL: none) and a watchdog (0: the config's), then findings synced. */
+ * (NULL: none), a watchdog (0: the config's) and the period of the
+ * observer's memory-system samples (0: none; sim_timing_opts), then
+ * findings synced. */
 struct sim_timing_observer;
 npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timing_observer *obs,
-                         npu_diag *d);
+                         uint64_t mem_sample_cycles, npu_diag *d);
 
 #endif

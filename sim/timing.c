@@ -1459,6 +1459,17 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         st = wake_scalar(&T, c, 0);
     const int prog = sim_progress_on(s);
     uint64_t next_poll = 4096;
+    /* interval samples of the memory system's statistics (on_mem_sample) */
+    void *msamp = NULL;
+    const uint64_t every = o.mem_sample_cycles;
+    uint64_t next_b = every;
+#if TM_HAVE_MEMMODEL
+    if (!st && every && T.obs && T.obs->on_mem_sample && T.mem.free == sys_free &&
+        !(msamp = npu_malloc(sizeof(mem_sys_stats))))
+        st = oom(&T);
+#else
+    (void)next_b;
+#endif
 
     while (!st) {
         uint64_t tm_next = npu_calq_next(T.q);
@@ -1495,6 +1506,15 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             npu_buf_free(&b);
             break;
         }
+#if TM_HAVE_MEMMODEL
+        if (msamp && t >= next_b) {
+            /* everything before t is done and nothing happened since the
+             * last event, which was before next_b */
+            mem_sys_stats_get(T.mem.impl, msamp);
+            T.obs->on_mem_sample(T.obs->user, next_b, msamp);
+            next_b = (t / every + 1) * every;
+        }
+#endif
         T.now = t;
         npu_calq_advance(T.q, t);
         if (mem_next <= t) {
@@ -1549,6 +1569,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
         }
     }
 #endif
+    npu_free(msamp);
     tm_free(&T);
     return st;
 }

@@ -96,6 +96,13 @@ typedef struct sim_timing_observer {
      * struct mem_sys_stats (memmodel/mem.h) valid only during the call; not
      * called with the fixed GM port (timing.memory_model fixed) */
     void (*on_mem_stats)(void *user, const void *mem_sys_stats);
+    /* (counters, interval mode) the same statistics as they stand when the
+     * run reaches `cycle`, a multiple of opts.mem_sample_cycles: all the
+     * memory system counted before that cycle, nothing after. Called once
+     * for the first multiple after each stretch of activity (the run skips
+     * the multiples it jumps over, nothing happened in them); valid only
+     * during the call; not called with the fixed GM port */
+    void (*on_mem_sample)(void *user, uint64_t cycle, const void *mem_sys_stats);
     /* (traces, level full) every HBM command as the controllers issue it:
      * channel, pseudo-channel, command id (memmodel's mem_cmd_name), bank
      * group and bank within the pseudo-channel (-1: all banks), row, and the
@@ -109,6 +116,7 @@ typedef struct sim_timing_opts {
     int nodata;                            /* timing mode: units check and account only */
     uint64_t max_cycles;                   /* watchdog; 0 = the config's timing.max_cycles */
     const sim_timing_observer *obs;        /* NULL: none */
+    uint64_t mem_sample_cycles;            /* on_mem_sample's period; 0: no samples */
 } sim_timing_opts;
 
 /* Run the loaded kernel on s's launch in perf (nodata 0) or timing (nodata 1)

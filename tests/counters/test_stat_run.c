@@ -178,7 +178,7 @@ START_TEST(cycles_add_up)
     cJSON *iv = stat_json("-I 64 -M all");
     cJSON *w = cJSON_GetObjectItemCaseSensitive(iv, "intervals");
     ck_assert_int_gt(cJSON_GetArraySize(w), 4);
-    int checked = 0;
+    int checked = 0, mem_checked = 0;
     for (cJSON *it = ev->child; it; it = it->next) {
         double total = 0;
         int seen = 0;
@@ -195,8 +195,13 @@ START_TEST(cycles_add_up)
         double want = cJSON_GetObjectItemCaseSensitive(it, "value")->valuedouble;
         ck_assert_msg(total == want, "%s: windows sum to %.0f, total %.0f", it->string, total, want);
         checked++;
+        if (!strncmp(it->string, "l2.", 3) || !strncmp(it->string, "hbm.", 4))
+            mem_checked++;
     }
     ck_assert_int_gt(checked, 40);
+    /* the memory side has windows too (every L2 and HBM event but the
+     * latency histogram), and they add up as well */
+    ck_assert_int_eq(mem_checked, 9 + 10);
     double last = 0;
     for (cJSON *win = w->child; win; win = win->next) {
         double e = cJSON_GetObjectItemCaseSensitive(win, "end_cycle")->valuedouble;
