@@ -99,6 +99,10 @@ typedef struct recorder {
     uint32_t w_core;
     int w_sp, w_dp, w_id;
     uint64_t w_start, w_end, w_tseq, w_eng;
+    /* the memory system's counters (REC_MEM), unit ncores: on with the
+     * HBM model and samples; their values at the run's end */
+    int mem_ctr, mem_final;
+    uint64_t mem_fin[5];
     /* counts and the first error */
     uint64_t events, insn_events, dispatch_events;
     npu_status err;
@@ -460,6 +464,52 @@ static void on_dispatch(void *user, int c, uint64_t seq, const sim_op *op, uint6
     k->slot_pipe = op->pipe;
 }
 
+/* The memory system's counters in the trace: samples of the L2's and the
+ * HBM's totals (cumulative, as the cores' counters) at every interval's end,
+ * on counter unit ncores, ids after the cores' (SIM_REC_CTR__COUNT + j). */
+static const int rec_mem_ev[] = { CTR_EV_L2_HITS, CTR_EV_L2_MISSES, CTR_EV_L2_BYTES,
+                                  CTR_EV_HBM_BYTES_READ, CTR_EV_HBM_BYTES_WRITTEN };
+enum { REC_NMEM = (int)(sizeof rec_mem_ev / sizeof rec_mem_ev[0]) };
+
+static uint64_t rec_mem_value(const mem_sys_stats *ms, int j)
+{
+    switch (j) {
+    case 0: return ms->l2_total.hits;
+    case 1: return ms->l2_total.misses;
+    case 2: return ms->l2_total.bytes;
+    case 3: return ms->hbm_total.bytes_read;
+    default: return ms->hbm_total.bytes_written;
+    }
+}
+
+static void rec_mem_emit(recorder *R, uint64_t cycle, const uint64_t *v)
+{
+    for (int j = 0; j < REC_NMEM; j++) {
+        trc_event e = trc_ev_counter((uint32_t)R->ncores, (uint32_t)(SIM_REC_CTR__COUNT + j), cycle, v[j]);
+        emit(R, &e);
+    }
+}
+
+/* A sample at an interval's end: what the memory system counted before it. */
+static void on_mem_sample(void *user, uint64_t cycle, const void *p)
+{
+    recorder *R = user;
+    uint64_t v[REC_NMEM];
+    for (int j = 0; j < REC_NMEM; j++)
+        v[j] = rec_mem_value(p, j);
+    if (R->mem_ctr && !R->err)
+        rec_mem_emit(R, cycle, v);
+}
+
+/* The totals at the end (sampled once the run's last cycle is known). */
+static void on_mem_stats(void *user, const void *p)
+{
+    recorder *R = user;
+    for (int j = 0; j < REC_NMEM; j++)
+        R->mem_fin[j] = rec_mem_value(p, j);
+    R->mem_final = 1;
+}
+
 /* Level full: every HBM command, streamed as the controllers issue it. */
 static void on_hbm_cmd(void *user, int chan, int pc, int cmd, int bg, int bank, uint32_t row,
                        uint64_t cycle)
@@ -651,16 +701,32 @@ static trc_writer *open_writer(recorder *R, const char *path, const sim_rec_opts
     m.n_symbols = (uint32_t)nsym;
     m.opcodes = (trc_names){ opnames, ISA_OP_COUNT };
     m.causes = (trc_names){ causes, SIM_STALL__COUNT };
-    const char *ctr_names[SIM_REC_CTR__COUNT];
+    const char *ctr_names[SIM_REC_CTR__COUNT + REC_NMEM];
     for (int i = 0; i < SIM_REC_CTR__COUNT; i++)
         ctr_names[i] = ctr_event(ctr_events[i])->name;
-    m.counters = (trc_names){ ctr_names, SIM_REC_CTR__COUNT };
+    for (int j = 0; j < REC_NMEM; j++)
+        ctr_names[SIM_REC_CTR__COUNT + j] = ctr_event(rec_mem_ev[j])->name;
+    m.counters = (trc_names){ ctr_names, (uint32_t)(SIM_REC_CTR__COUNT + (R->mem_ctr ? REC_NMEM : 0)) };
+    /* units 0 .. ncores-1 are the cores (unnamed); ncores the memory system */
+    const char **unit_names = NULL;
+    if (R->mem_ctr) {
+        unit_names = npu_calloc((size_t)s->ncores + 1, sizeof *unit_names);
+        if (!unit_names) {
+            npu_free(syms);
+            npu_free(json);
+            npu_errf(d, NPU_ENOMEM, "record: out of memory");
+            return NULL;
+        }
+        unit_names[s->ncores] = "memory (L2 + HBM)";
+        m.units = (trc_names){ unit_names, (uint32_t)s->ncores + 1 };
+    }
     const char *hbm_names[16];
     int nhbm = mem_cmd_count() < 16 ? mem_cmd_count() : 16;
     for (int i = 0; i < nhbm; i++)
         hbm_names[i] = mem_cmd_name(i);
     m.hbm_commands = (trc_names){ hbm_names, (uint32_t)nhbm };
     trc_writer *w = trc_writer_open(path, &m, d);
+    npu_free(unit_names);
     npu_free(syms);
     npu_free(json);
     return w;
@@ -675,6 +741,8 @@ static void finish(recorder *R)
         flush_core(R, c);
     if (R->interval && R->t_end)
         write_bins(R, (R->t_end + R->interval - 1) / R->interval, R->t_end);
+    if (R->mem_ctr && R->mem_final && R->t_end)
+        rec_mem_emit(R, R->t_end, R->mem_fin);
     char buf[256];
     for (size_t i = 0; i < R->s->ntext && !R->err; i++) {
         if (!R->seen[i])
@@ -727,6 +795,7 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
         rec_free(&R);
         return npu_errf(d, NPU_ENOMEM, "record: out of memory");
     }
+    R.mem_ctr = o->interval && s->cfg.timing.memory_model == CFG_MEM_HBM;
     R.w = open_writer(&R, path, o, d);
     if (!R.w) {
         rec_free(&R);
@@ -753,7 +822,11 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
     obs.on_call = on_call;
     if (R.level >= SIM_REC_FULL)
         obs.on_hbm_cmd = on_hbm_cmd;
-    st = sim_run_timed(s, o->max_cycles, &obs, 0, &r->run_diag);
+    if (R.mem_ctr) {
+        obs.on_mem_sample = on_mem_sample;
+        obs.on_mem_stats = on_mem_stats;
+    }
+    st = sim_run_timed(s, o->max_cycles, &obs, R.mem_ctr ? o->interval : 0, &r->run_diag);
     r->run = st;
     if (!st)
         npu_diag_clear(&r->run_diag);

@@ -346,7 +346,7 @@ static void chrome_event(chrome *c, const trc_event *e)
     }
     case TRC_COUNTER: {
         uint32_t pid;
-        if (m->units.count) {
+        if (e->core < m->units.count && m->units.names && m->units.names[e->core]) {
             pid = PID_UNIT + (e->core % 100000);
             need_process(c, pid, trc_name(c->r, &m->units, e->core), 100000 + (long)e->core);
         } else {

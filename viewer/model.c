@@ -236,6 +236,26 @@ static int hbm_columns(vw_model *m)
     return 0;
 }
 
+double vw_hbm_bytes(const vw_model *m, uint64_t a, uint64_t z, const char **how)
+{
+    if (m->nhbm_col) {
+        *how = "RD/WR commands x atom";
+        return (double)vw_hbm_col_count(m, a, z) * m->hbm_atom_bytes;
+    }
+    double s = 0;
+    int any = 0;
+    for (size_t i = 0; i < m->nctr; i++) {
+        const char *n = m->ctr[i].name;
+        if (strncmp(n, "hbm.", 4) || !strstr(n, "bytes"))
+            continue;
+        any = 1;
+        for (size_t k = (size_t)(a / m->ctr_width); k < m->ctr[i].nbins && k * m->ctr_width < z; k++)
+            s += m->ctr[i].bin[k];
+    }
+    *how = "hbm.bytes_* counters";
+    return any ? s : -1;
+}
+
 size_t vw_hbm_col_count(const vw_model *m, uint64_t t0, uint64_t t1)
 {
     /* (vw_track_first: the first element after t; elements < x end at the

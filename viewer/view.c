@@ -1615,14 +1615,6 @@ static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
     return m->mem_bytes * (double)(z - a) / (double)(m->t_end - m->t_min);
 }
 
-/* HBM bytes in [a, z): the column commands (RD, RDA, WR, WRA) of the HBM
- * lanes x the atom; -1 when the trace has none (its level is not full, or
- * no HBM model) */
-static double hbm_bytes_in(const vw_model *m, uint64_t a, uint64_t z)
-{
-    return m->nhbm_col ? (double)vw_hbm_col_count(m, a, z) * m->hbm_atom_bytes : -1;
-}
-
 static void draw_counters(vw_view *v, vw_cmds *o)
 {
     const vw_model *m = v->m;
@@ -1738,13 +1730,14 @@ static void draw_counters(vw_view *v, vw_cmds *o)
     /* points: the kernel, and the selected range; against the L2 roof (GM
      * bytes) and, when the trace has HBM commands, the HBM's (HBM bytes) */
     int row = 0;
+    const char *hbm_how = "RD/WR commands x atom";
     for (int pass = 0; pass < 1 + v->has_range; pass++) {
         uint64_t a = pass ? v->r0 : m->t_min, z = pass ? v->r1 : m->t_end;
         double mb = 0;
         for (uint32_t k = 0; k < m->ncores; k++)
             mb += (double)vw_track_busy(vw_track_at(m, k, TRC_PIPE_M), a, z);
         double ops = mb * m->cube_ops_per_busy_cycle, cy = (double)(z - a);
-        double gmb = bytes_in(m, a, z), hb = BL > 0 ? hbm_bytes_in(m, a, z) : -1;
+        double gmb = bytes_in(m, a, z), hb = BL > 0 ? vw_hbm_bytes(m, a, z, &hbm_how) : -1;
         const char *who = pass ? "range" : m->meta->kernel ? m->meta->kernel : "kernel";
         if (ops <= 0 || gmb <= 0 || cy <= 0) {
             vw_text(o, rx + S(v, 8), ry + S(v, 8) + row++ * S(v, 16), VW_FONT_SMALL, C_DIM,
@@ -1772,9 +1765,10 @@ static void draw_counters(vw_view *v, vw_cmds *o)
             vw_text(o, rx + S(v, 14), ry + rh + S(v, 56) + row++ * S(v, 16), VW_FONT_SMALL, col, b);
         }
     }
+    if (BL > 0)
+        snprintf(b, sizeof b, "ops = cube busy cycles x 2 x f16 MACs/cycle; L2: GM bytes; HBM: %s", hbm_how);
     vw_text(o, rx, ry + rh + S(v, 40), VW_FONT_SMALL, C_DIM,
-            BL > 0 ? "ops = cube busy cycles x 2 x f16 MACs/cycle; L2: GM bytes; HBM: RD/WR commands x atom"
-                   : "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");
+            BL > 0 ? b : "ops = cube busy cycles x 2 x MACs/cycle (f16 rate); bytes = GM bytes counter or MEM events");
 #undef RX
 #undef RY
 }

@@ -168,6 +168,11 @@ typedef struct vw_model {
 /* HBM column commands (RD, RDA, WR, WRA) of all lanes in [t0, t1): a
  * binary search in hbm_col_t, cheap enough for every frame. */
 size_t vw_hbm_col_count(const vw_model *m, uint64_t t0, uint64_t t1);
+/* The roofline's HBM bytes in [a, z): the column commands x the atom (level
+ * full), else the memory system's hbm.bytes_* counters (npusim record
+ * samples them with the HBM model), by their bins; -1 with neither. *how
+ * names the source for the caption. */
+double vw_hbm_bytes(const vw_model *m, uint64_t a, uint64_t z, const char **how);
 
 /* Load a trace. Damage in chunks is not an error (the rest loads); a trace
  * whose header is bad, or with no events at all, is. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memmodel/mem.h"
 #include "sim/record.h"
 #include "traces/trace.h"
 
@@ -267,6 +268,91 @@ END_TEST
 /* Fail each allocation in turn (the recorder's and the run's): the call
  * returns an error and leaves no file, or returns OK with a trace that
  * opens (a run stopped by ENOMEM still closes what it recorded). */
+/* With the HBM model the trace also carries the memory system's counters:
+ * on the unit after the cores, named, sampled at every interval's end,
+ * cumulative, and ending at the totals the engine hands a stat observer. */
+static void mem_totals(void *user, const void *p)
+{
+    const mem_sys_stats *ms = p;
+    uint64_t *t = user;
+    t[0] = ms->l2_total.hits;
+    t[1] = ms->l2_total.misses;
+    t[2] = ms->l2_total.bytes;
+    t[3] = ms->hbm_total.bytes_read;
+    t[4] = ms->hbm_total.bytes_written;
+}
+
+START_TEST(t_record_memory_counters)
+{
+    cfg_machine m;
+    tmh_test_machine(&m);
+    tmh_set(&m, "timing.memory_model=hbm");
+    const int ncores = 2;
+    static const char *const names[5] = { "l2.hits", "l2.misses", "l2.bytes", "hbm.bytes_read",
+                                          "hbm.bytes_written" };
+    /* the totals, from a run observed the way npusim stat observes one */
+    npu_sim *s = rec_kernel(&m, 6, ncores);
+    uint64_t want[5] = {0};
+    npu_diag d;
+    ck_assert_int_eq(sim_run_begin(s, NPU_MODE_PERF, 0, "test", &d), NPU_OK);
+    sim_timing_observer ob = { .user = want, .on_mem_stats = mem_totals };
+    ck_assert_msg(sim_run_timed(s, 0, &ob, 0, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_uint_gt(want[3], 0);
+    npu_sim_free(s);
+
+    s = rec_kernel(&m, 6, ncores);
+    char dir[256], path[300];
+    tmp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/m.npt", dir);
+    sim_rec_opts o = { .level = SIM_REC_INSTR, .interval = 100 };
+    sim_rec_result r;
+    ck_assert_msg(sim_record_run(s, path, &o, &r, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_msg(r.run == NPU_OK, "%s", r.run_diag.msg);
+    const uint64_t cycles = tmh_stats(s)->cycles;
+    trc_reader *rd = trc_open(path, &d);
+    ck_assert_msg(rd != NULL, "%s", d.msg);
+    const trc_meta *mt = trc_reader_meta(rd);
+    ck_assert_uint_eq(mt->units.count, ncores + 1);
+    ck_assert_str_eq(mt->units.names[ncores], "memory (L2 + HBM)");
+    int id[5];
+    for (int j = 0; j < 5; j++) {
+        id[j] = -1;
+        for (uint32_t i = 0; i < mt->counters.count; i++)
+            if (mt->counters.names[i] && !strcmp(mt->counters.names[i], names[j]))
+                id[j] = (int)i;
+        ck_assert_msg(id[j] >= 0, "counter %s is in the trace", names[j]);
+    }
+    uint64_t last[5] = {0}, last_t = 0;
+    int samples = 0;
+    trc_iter *it = trc_iter_new(rd, NULL, &d);
+    ck_assert_ptr_nonnull(it);
+    trc_event e;
+    while (trc_iter_next(it, &e)) {
+        if (e.kind != TRC_COUNTER || e.core != (uint32_t)ncores)
+            continue;
+        int j = 0;
+        while (j < 5 && id[j] != (int)e.id)
+            j++;
+        ck_assert_int_lt(j, 5);
+        ck_assert_uint_ge(e.val, last[j]);   /* cumulative */
+        ck_assert_msg(e.t0 % 100 == 0 || e.t0 == cycles, "sample at %" PRIu64, e.t0);
+        last[j] = e.val;
+        last_t = e.t0;
+        samples++;
+    }
+    trc_iter_free(it);
+    trc_close(rd);
+    ck_assert_int_gt(samples, 5 * 3);
+    ck_assert_uint_eq(last_t, cycles);
+    for (int j = 0; j < 5; j++)
+        ck_assert_msg(last[j] == want[j], "%s: last sample %" PRIu64 ", total %" PRIu64, names[j],
+                      last[j], want[j]);
+    unlink(path);
+    rmdir(dir);
+    npu_sim_free(s);
+}
+END_TEST
+
 START_TEST(t_record_alloc_failures)
 {
     cfg_machine m;
@@ -312,6 +398,7 @@ Suite *record_suite(void)
     TCase *tc = tcase_create("record");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, t_record_matches_engine);
+    tcase_add_test(tc, t_record_memory_counters);
     tcase_add_test(tc, t_record_alloc_failures);
     suite_add_tcase(s, tc);
     return s;

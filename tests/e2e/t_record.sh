@@ -66,6 +66,14 @@ for c in range(ncores):
         if (memb[0][c], memb[1][c]) != (stat["gm.read_bytes"]["per_instance"][c], stat["gm.write_bytes"]["per_instance"][c]):
             print("core %d: MEM bytes %d/%d != GM bytes" % (c, memb[0][c], memb[1][c]))
             bad += 1
+# the memory system's counters (unit ncores, with the HBM model: every
+# machine here has it): the last samples are the L2's and HBM's totals
+if sys.argv[5] == "instr":
+    for name in ("l2.hits", "l2.misses", "l2.bytes", "hbm.bytes_read", "hbm.bytes_written"):
+        want = stat[name]["value"]
+        if last.get((ncores, name), (0, -1))[1] != want:
+            print("memory %s: last sample %s != engine %d" % (name, last.get((ncores, name)), want))
+            bad += 1
 # folded: the weight of every stack ending in pipe P sums to P's busy cycles
 fold = {}
 for line in open(sys.argv[3]):
@@ -111,7 +119,7 @@ for g in g24 g2 sm att; do
     "$NPUSIM" record -o "$tmp/$g.npt" -I 500 "$tmp/$g/launch.json" > "$tmp/rec.log" 2>&1 ||
         { cat "$tmp/rec.log"; fail "record $g"; }
     grep -q "bytes per instruction event" "$tmp/rec.log" || fail "record $g: no summary"
-    "$NPUSIM" stat --json -A -e "insns,pipe.*.busy_cycles,pipe.*.insns,gm.read_bytes,gm.write_bytes" "$tmp/$g/launch.json" > "$tmp/$g.stat.json" || fail "stat $g"
+    "$NPUSIM" stat --json -A -e "insns,pipe.*.busy_cycles,pipe.*.insns,gm.read_bytes,gm.write_bytes,l2.hits,l2.misses,l2.bytes,hbm.bytes_read,hbm.bytes_written" "$tmp/$g/launch.json" > "$tmp/$g.stat.json" || fail "stat $g"
     compare "$g" "$tmp/$g.npt" "$tmp/$g.stat.json" instr
     "$NPUSIM" trace info "$tmp/$g.npt" > "$tmp/info.log" || fail "trace info $g"
     grep -q "damage:       none" "$tmp/info.log" || { cat "$tmp/info.log"; fail "$g: damage"; }

@@ -276,6 +276,46 @@ START_TEST(t_counters_cumulative)
 }
 END_TEST
 
+/* The roofline's HBM bytes below level full (no HBM commands): the
+ * hbm.bytes_* counters of the memory unit (npusim record, docs/traces.md),
+ * summed, by range through their bins; none: -1. */
+START_TEST(t_hbm_bytes_from_counters)
+{
+    static const char *const ops[] = { "nop" };
+    static const char *const ctrs[] = { "gm.read_bytes", "hbm.bytes_read", "hbm.bytes_written" };
+    static const char *units[3] = { NULL, NULL, "memory (L2 + HBM)" };
+    trc_meta meta = two_core_meta();
+    meta.counter_interval = 100;
+    meta.opcodes = (trc_names){ ops, 1 };
+    meta.counters = (trc_names){ ctrs, 3 };
+    meta.units = (trc_names){ units, 3 };
+    trc_event ev[8];
+    size_t n = 0;
+    for (uint32_t c = 0; c < 2; c++)
+        ev[n++] = trc_ev_insn(c, 0, 0, 0, 0, 0, 300, 0);
+    ev[n++] = trc_ev_counter(2, 1, 100, 6400);   /* reads: 6400, then 1600 more */
+    ev[n++] = trc_ev_counter(2, 1, 200, 8000);
+    ev[n++] = trc_ev_counter(2, 2, 200, 512);    /* writes: 512 by cycle 200 */
+    ev[n++] = trc_ev_counter(0, 0, 300, 99999);  /* GM bytes: not HBM */
+    vw_model m;
+    load_events("hbmctr", &meta, ev, n, &m);
+    const char *how = NULL;
+    ck_assert_double_eq_tol(vw_hbm_bytes(&m, 0, m.t_end, &how), 8000 + 512, 1e-9);
+    ck_assert_str_eq(how, "hbm.bytes_* counters");
+    ck_assert_double_eq_tol(vw_hbm_bytes(&m, 100, 200, &how), 1600 + 256, 1e-9);
+    vw_model_free(&m);
+    /* a trace without them has no HBM point */
+    meta.counters = (trc_names){ ctrs, 1 };
+    meta.units = (trc_names){ NULL, 0 };
+    ev[n - 4] = trc_ev_counter(0, 0, 100, 1);
+    ev[n - 3] = trc_ev_counter(0, 0, 200, 2);
+    ev[n - 2] = trc_ev_counter(1, 0, 200, 3);
+    load_events("hbmctr0", &meta, ev, n, &m);
+    ck_assert_double_eq_tol(vw_hbm_bytes(&m, 0, m.t_end, &how), -1, 1e-9);
+    vw_model_free(&m);
+}
+END_TEST
+
 START_TEST(t_track_busy)
 {
     vw_model m;
@@ -1156,6 +1196,7 @@ int main(void)
     tcase_add_test(tc, t_hotspots_before_label);
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
+    tcase_add_test(tc, t_hbm_bytes_from_counters);
     tcase_add_test(tc, t_flame);
     tcase_add_test(tc, t_range_summaries);
     suite_add_tcase(s, tc);
