@@ -837,9 +837,11 @@ npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, np
     for (int e = 0; e < CTR_EV__COUNT; e++) {
         int mem = (events[e].unit == CTR_UNIT_L2 && iv->nslices) ||
                   (events[e].unit == CTR_UNIT_HBM && iv->nchans);
-        iv->mslot[e] = (int8_t)(mem && events[e].kind != CTR_KIND_HIST ? iv->nmslot++ : -1);
-        if (iv->mslot[e] >= 0)
+        iv->mslot[e] = (int8_t)(mem ? iv->nmslot : -1);
+        if (mem) {
+            iv->nmslot += events[e].kind == CTR_KIND_HIST ? 2 : 1;
             iv->binned[e] = 1;
+        }
     }
     size_t n = NPU_MAX(iv->nbins, (size_t)1) * (size_t)iv->nmslot * (size_t)iv->nmem;
     iv->mv = npu_calloc(n, sizeof *iv->mv);
@@ -848,12 +850,18 @@ npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, np
     return NPU_OK;
 }
 
-void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n)
+void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, size_t bin, uint64_t n)
 {
     if (!n || !iv->mv || bin >= iv->nbins || ev < 0 || ev >= CTR_EV__COUNT || iv->mslot[ev] < 0 ||
-        inst < 0 || inst >= iv->nmem)
+        inst < 0 || inst >= iv->nmem || slot < 0 || slot > (events[ev].kind == CTR_KIND_HIST))
         return;
-    iv->mv[(bin * (size_t)iv->nmslot + (size_t)iv->mslot[ev]) * (size_t)iv->nmem + (size_t)inst] += n;
+    iv->mv[(bin * (size_t)iv->nmslot + (size_t)iv->mslot[ev] + (size_t)slot) * (size_t)iv->nmem +
+           (size_t)inst] += n;
+}
+
+void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n)
+{
+    ctr_intervals_add_mem_slot(iv, ev, 0, inst, bin, n);
 }
 
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
@@ -883,9 +891,13 @@ void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const c
             cv.have[e] = iv->binned[e];
             if (iv->mv && iv->mslot[e] >= 0) {
                 int ni = ctr_ninst(&cv, e);
-                for (int i = 0; i < ni; i++)
-                    cv.v[e][i] = iv->mv[(k * (size_t)iv->nmslot + (size_t)iv->mslot[e]) *
-                                            (size_t)iv->nmem + (size_t)i];
+                const uint64_t *row = iv->mv + (k * (size_t)iv->nmslot + (size_t)iv->mslot[e]) *
+                                                   (size_t)iv->nmem;
+                for (int i = 0; i < ni; i++) {
+                    cv.v[e][i] = row[i];
+                    if (cv.h[e])   /* count and sum only: the window's mean */
+                        cv.h[e][i] = (ctr_hist_sum){ .n = row[i], .sum = row[(size_t)iv->nmem + (size_t)i] };
+                }
                 continue;
             }
             if (events[e].unit != CTR_UNIT_CORE && events[e].unit != CTR_UNIT_PIPE)

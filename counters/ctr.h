@@ -163,10 +163,14 @@ void ctr_intervals_add(ctr_intervals *iv, int ev, int core, uint64_t cycle, uint
 void ctr_intervals_add_span(ctr_intervals *iv, int ev, int core, uint64_t start, uint64_t end);
 void ctr_intervals_free(ctr_intervals *iv);
 /* Start per-window L2 and HBM values (nslices slices, nchans channels);
- * they are kept for every non-histogram L2 / HBM event, binned[] set. */
+ * they are kept for every L2 / HBM event, binned[] set. A histogram event
+ * has two slots, its sample count (the value) at mslot[ev] and the samples'
+ * sum at mslot[ev] + 1: a window shows the count and the mean. */
 npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, npu_diag *d);
-/* Add n to L2 / HBM event ev, slice or channel inst, in window bin. */
+/* Add n to L2 / HBM event ev, slice or channel inst, in window bin (to a
+ * histogram's sum: slot 1). */
 void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n);
+void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, size_t bin, uint64_t n);
 /* The interval report (perf stat -I layout; CSV rows start with the end
  * cycle; JSON an array of windows). */
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,

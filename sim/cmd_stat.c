@@ -205,8 +205,8 @@ typedef struct collector {
     int interval;
     size_t max_bins;
     /* interval mode, L2 and HBM: each slice's and channel's counts at the
-     * last memory sample, [event][instance] (NULL before the first), and
-     * the memory system's clock at the end */
+     * last memory sample, [slot (iv.mslot)][instance] (NULL before the
+     * first), and the memory system's clock at the end */
     uint64_t *mprev;
     uint64_t mem_now;
     npu_status err;
@@ -464,7 +464,7 @@ static int mem_windows(collector *k, const mem_sys_stats *ms)
     if (k->mprev)
         return 1;
     npu_status st = ctr_intervals_mem_init(&k->iv, ms->nslice, ms->nchan, &k->ediag);
-    if (!st && !(k->mprev = npu_calloc((size_t)CTR_EV__COUNT * (size_t)k->iv.nmem,
+    if (!st && !(k->mprev = npu_calloc((size_t)k->iv.nmslot * (size_t)k->iv.nmem,
                                        sizeof *k->mprev)))
         st = npu_errf(&k->ediag, NPU_ENOMEM, "-I: out of memory");
     if (st)
@@ -472,11 +472,17 @@ static int mem_windows(collector *k, const mem_sys_stats *ms)
     return !st;
 }
 
-/* The value of L2 / HBM event e at instance i of ms (and of nothing else). */
-static uint64_t mem_value(const mem_sys_stats *ms, int e, int i)
+/* The value of L2 / HBM event e at instance i of ms (and of nothing else);
+ * slot 1: a histogram's sum of samples. */
+static uint64_t mem_value(const mem_sys_stats *ms, int e, int slot, int i)
 {
+    if (slot)
+        return ms->chan[i].lat.sum;
     return evd[e].fam == F_L2 ? l2_field(&ms->slice[i], evd[e].arg) : hbm_field(&ms->chan[i], evd[e].arg);
 }
+
+/* Slots of L2 / HBM event e in the windows (2 for a histogram). */
+static int mem_slots(int e) { return ctr_event(e)->kind == CTR_KIND_HIST ? 2 : 1; }
 
 /* The L2 / HBM counts since the last sample, into window bin. */
 static void mem_deltas(collector *k, const mem_sys_stats *ms, size_t bin)
@@ -490,11 +496,13 @@ static void mem_deltas(collector *k, const mem_sys_stats *ms, size_t bin)
         if (k->iv.mslot[e] < 0)
             continue;
         int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
-        uint64_t *prev = k->mprev + (size_t)e * (size_t)k->iv.nmem;
-        for (int i = 0; i < n && i < k->iv.nmem; i++) {
-            uint64_t v = mem_value(ms, e, i);
-            ctr_intervals_add_mem(&k->iv, e, i, bin, v - prev[i]);
-            prev[i] = v;
+        for (int sl = 0; sl < mem_slots(e); sl++) {
+            uint64_t *prev = k->mprev + (size_t)(k->iv.mslot[e] + sl) * (size_t)k->iv.nmem;
+            for (int i = 0; i < n && i < k->iv.nmem; i++) {
+                uint64_t v = mem_value(ms, e, sl, i);
+                ctr_intervals_add_mem_slot(&k->iv, e, sl, i, bin, v - prev[i]);
+                prev[i] = v;
+            }
         }
     }
 }
@@ -523,9 +531,11 @@ static void on_mem_stats(void *user, const void *p)
             if (k->iv.mslot[e] < 0)
                 continue;
             int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
-            uint64_t *prev = k->mprev + (size_t)e * (size_t)k->iv.nmem;
-            for (int i = 0; i < n && i < k->iv.nmem; i++)
-                prev[i] = mem_value(ms, e, i) - prev[i];
+            for (int sl = 0; sl < mem_slots(e); sl++) {
+                uint64_t *prev = k->mprev + (size_t)(k->iv.mslot[e] + sl) * (size_t)k->iv.nmem;
+                for (int i = 0; i < n && i < k->iv.nmem; i++)
+                    prev[i] = mem_value(ms, e, sl, i) - prev[i];
+            }
         }
     }
     npu_status st = ctr_values_init(&k->cv, k->ncores, ms->nslice, ms->nchan, &k->ediag);
@@ -649,10 +659,11 @@ static npu_status col_finish(collector *k, npu_diag *d)
             size_t last = (size_t)((maxc - 1) / k->iv.width);
             size_t bin = NPU_MIN((size_t)(k->mem_now / k->iv.width), last);
             for (int ev = 0; ev < CTR_EV__COUNT; ev++)
-                if (k->iv.mslot[ev] >= 0)
+                for (int sl = 0; k->iv.mslot[ev] >= 0 && sl < mem_slots(ev); sl++)
                     for (int i = 0; i < k->iv.nmem; i++)
-                        ctr_intervals_add_mem(&k->iv, ev, i, bin,
-                                              k->mprev[(size_t)ev * (size_t)k->iv.nmem + (size_t)i]);
+                        ctr_intervals_add_mem_slot(
+                            &k->iv, ev, sl, i, bin,
+                            k->mprev[(size_t)(k->iv.mslot[ev] + sl) * (size_t)k->iv.nmem + (size_t)i]);
         }
         for (size_t b = 0; b < k->iv.nbins; b++)
             for (int c = 0; c < k->ncores; c++) {

@@ -199,9 +199,29 @@ START_TEST(cycles_add_up)
             mem_checked++;
     }
     ck_assert_int_gt(checked, 40);
-    /* the memory side has windows too (every L2 and HBM event but the
-     * latency histogram), and they add up as well */
-    ck_assert_int_eq(mem_checked, 9 + 10);
+    /* the memory side has windows too (every L2 and HBM event, the read
+     * latency histogram by its count), and they add up as well */
+    ck_assert_int_eq(mem_checked, 9 + 11);
+    /* the read latency's windows: count x mean adds up to the samples' sum */
+    {
+        double wsum = 0;
+        for (cJSON *win = w->child; win; win = win->next) {
+            cJSON *e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(win, "events"),
+                                                        "hbm.read_latency");
+            cJSON *mt = e ? cJSON_GetObjectItemCaseSensitive(e, "metric") : NULL;
+            if (mt)
+                wsum += cJSON_GetObjectItemCaseSensitive(e, "value")->valuedouble *
+                        cJSON_GetObjectItemCaseSensitive(mt, "value")->valuedouble;
+        }
+        cJSON *tot = stat_json("-e hbm.read_latency");
+        cJSON *h = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tot, "events"), "hbm.read_latency"),
+            "histogram");
+        double want = cJSON_GetObjectItemCaseSensitive(h, "sum")->valuedouble;
+        ck_assert_double_gt(want, 0);
+        ck_assert_double_eq_tol(wsum, want, want * 1e-5);
+        cJSON_Delete(tot);
+    }
     double last = 0;
     for (cJSON *win = w->child; win; win = win->next) {
         double e = cJSON_GetObjectItemCaseSensitive(win, "end_cycle")->valuedouble;
