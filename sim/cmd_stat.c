@@ -484,10 +484,12 @@ static uint64_t mem_value(const mem_sys_stats *ms, int e, int slot, int i)
 /* Slots of L2 / HBM event e in the windows (2 for a histogram). */
 static int mem_slots(int e) { return ctr_event(e)->kind == CTR_KIND_HIST ? 2 : 1; }
 
-/* The L2 / HBM counts since the last sample, into window bin. */
+/* The L2 / HBM counts since the last sample: into window bin, mprev then
+ * the counts of ms; or, bin SIZE_MAX (the end, whose window col_finish
+ * decides), kept in mprev. */
 static void mem_deltas(collector *k, const mem_sys_stats *ms, size_t bin)
 {
-    npu_status st = ctr_intervals_grow(&k->iv, bin, k->max_bins, &k->ediag);
+    npu_status st = bin == SIZE_MAX ? NPU_OK : ctr_intervals_grow(&k->iv, bin, k->max_bins, &k->ediag);
     if (st) {
         fail(k, st);
         return;
@@ -500,8 +502,12 @@ static void mem_deltas(collector *k, const mem_sys_stats *ms, size_t bin)
             uint64_t *prev = k->mprev + (size_t)(k->iv.mslot[e] + sl) * (size_t)k->iv.nmem;
             for (int i = 0; i < n && i < k->iv.nmem; i++) {
                 uint64_t v = mem_value(ms, e, sl, i);
-                ctr_intervals_add_mem_slot(&k->iv, e, sl, i, bin, v - prev[i]);
-                prev[i] = v;
+                if (bin == SIZE_MAX) {
+                    prev[i] = v - prev[i];
+                } else {
+                    ctr_intervals_add_mem_slot(&k->iv, e, sl, i, bin, v - prev[i]);
+                    prev[i] = v;
+                }
             }
         }
     }
@@ -525,18 +531,9 @@ static void on_mem_stats(void *user, const void *p)
         return;
     if (k->interval && !k->err && mem_windows(k, ms)) {
         /* the counts after the last sample: placed by col_finish, which
-         * knows the last window; until then mprev holds minus them */
+         * knows the last window */
         k->mem_now = ms->core_cycles;
-        for (int e = 0; e < CTR_EV__COUNT; e++) {
-            if (k->iv.mslot[e] < 0)
-                continue;
-            int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
-            for (int sl = 0; sl < mem_slots(e); sl++) {
-                uint64_t *prev = k->mprev + (size_t)(k->iv.mslot[e] + sl) * (size_t)k->iv.nmem;
-                for (int i = 0; i < n && i < k->iv.nmem; i++)
-                    prev[i] = mem_value(ms, e, sl, i) - prev[i];
-            }
-        }
+        mem_deltas(k, ms, SIZE_MAX);
     }
     npu_status st = ctr_values_init(&k->cv, k->ncores, ms->nslice, ms->nchan, &k->ediag);
     if (st) {

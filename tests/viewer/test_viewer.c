@@ -89,6 +89,17 @@ static trc_meta two_core_meta(void)
     return meta;
 }
 
+/* two_core_meta with counters samples every 100 cycles and one opcode */
+static trc_meta counter_meta(const char *const *ctrs, uint32_t n)
+{
+    static const char *const ops[] = { "nop" };
+    trc_meta meta = two_core_meta();
+    meta.counter_interval = 100;
+    meta.opcodes = (trc_names){ ops, 1 };
+    meta.counters = (trc_names){ ctrs, n };
+    return meta;
+}
+
 /* ---- model --------------------------------------------------------------- */
 START_TEST(t_model_counts)
 {
@@ -235,12 +246,8 @@ END_TEST
  * partial last bin over the cycles it covers). */
 START_TEST(t_counters_cumulative)
 {
-    static const char *const ops[] = { "nop" };
     static const char *const ctrs[] = { "gm.write_bytes", "pipe.m.busy_cycles" };
-    trc_meta meta = two_core_meta();
-    meta.counter_interval = 100;
-    meta.opcodes = (trc_names){ ops, 1 };
-    meta.counters = (trc_names){ ctrs, 2 };
+    trc_meta meta = counter_meta(ctrs, 2);
     trc_event ev[11];
     size_t n = 0;
     /* one instruction per core so the run spans cycles 0..250 */
@@ -281,13 +288,9 @@ END_TEST
  * summed, by range through their bins; none: -1. */
 START_TEST(t_hbm_bytes_from_counters)
 {
-    static const char *const ops[] = { "nop" };
     static const char *const ctrs[] = { "gm.read_bytes", "hbm.bytes_read", "hbm.bytes_written" };
     static const char *units[3] = { NULL, NULL, "memory (L2 + HBM)" };
-    trc_meta meta = two_core_meta();
-    meta.counter_interval = 100;
-    meta.opcodes = (trc_names){ ops, 1 };
-    meta.counters = (trc_names){ ctrs, 3 };
+    trc_meta meta = counter_meta(ctrs, 3);
     meta.units = (trc_names){ units, 3 };
     trc_event ev[8];
     size_t n = 0;
