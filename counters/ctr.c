@@ -383,6 +383,9 @@ int ctr_metric_row(const ctr_values *cv, const ctr_machine *m, uint64_t cycles, 
     case CTR_M_L2_HIT:
         *val = 100.0 * ratio(v, v + (double)ctr_get(cv, CTR_EV_L2_MISSES, inst));
         break;
+    case CTR_M_L2_MERGE:
+        *val = 100.0 * ratio(v, (double)ctr_get(cv, CTR_EV_L2_MISSES, inst));
+        break;
     case CTR_M_ROW_HIT:
         *val = 100.0 * ratio(v, v + (double)ctr_get(cv, CTR_EV_HBM_ROW_MISSES, inst) +
                                     (double)ctr_get(cv, CTR_EV_HBM_ROW_CONFLICTS, inst));
