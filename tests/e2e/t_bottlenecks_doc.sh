@@ -1,0 +1,50 @@
+#!/bin/sh
+# docs/bottlenecks.md quotes real runs: its tiling table (cycles and L2
+# bytes per tile), the default run's per-core spread and the balanced
+# tiling's. Re-run them and fail when the page no longer matches the model.
+set -u
+: "${NPUSIM:?}" "${NPU_ROOT:?}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_bottlenecks.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v python3 >/dev/null || fail "python3 is needed"
+doc="$NPU_ROOT/docs/bottlenecks.md"
+
+# the table's rows: "| BM x BN x BK ... | tiles | cycles ... | L2 MB |"
+python3 - "$doc" > "$tmp/rows" <<'PY' || fail "no tiling table in $doc"
+import re, sys
+n = 0
+for line in open(sys.argv[1]):
+    m = re.match(r"\| (\d+) x (\d+) x (\d+)[^|]*\| (\d+) \| \**([\d ]+)[^|]*\| ([\d.]+) MB \|", line)
+    if m:
+        bm, bn, bk, tiles, cyc, mb = m.groups()
+        print(bm, bn, bk, cyc.replace(" ", ""), mb)
+        n += 1
+sys.exit(0 if n >= 5 else 1)
+PY
+while read -r bm bn bk cyc mb; do
+    d="$tmp/g$bm.$bn.$bk"
+    "$NPUSIM" ref gemm --m 1024 --n 1024 --k 1024 --dtype f16 --out f32 --cores 24 --seed 1 \
+        --bm "$bm" --bn "$bn" --bk "$bk" -o "$d" > "$tmp/ref.log" 2>&1 ||
+        { cat "$tmp/ref.log"; fail "ref gemm $bm x $bn x $bk"; }
+    "$NPUSIM" stat -x, -e chip.cycles,l2.bytes "$d/launch.json" > "$tmp/stat.csv" 2>&1 ||
+        { cat "$tmp/stat.csv"; fail "stat $bm x $bn x $bk"; }
+    got=$(awk -F, '$4 == "chip.cycles" { print $2 }' "$tmp/stat.csv")
+    gb=$(awk -F, '$4 == "l2.bytes" { printf "%.1f", $2 / 1e6 }' "$tmp/stat.csv")
+    [ "$got" = "$cyc" ] || fail "$bm x $bn x $bk: $got cycles, docs/bottlenecks.md says $cyc"
+    [ "$gb" = "$mb" ] || fail "$bm x $bn x $bk: $gb MB through the L2, docs/bottlenecks.md says $mb"
+    echo "ok: $bm x $bn x $bk: $got cycles, $gb MB"
+done < "$tmp/rows"
+
+# the per-core spreads the text quotes: the default's shortest core, the
+# balanced tiling's range
+spread() {
+    "$NPUSIM" stat --per-core -x, -e cycles "$1/launch.json" 2>/dev/null |
+        awk -F, '$4 == "cycles" { print $2 }' | sort -n | sed -n '1p;$p' | tr '\n' ' '
+}
+set -- $(spread "$tmp/g128.128.128")
+grep -q "core18,$1" "$doc" || fail "default tiling's shortest core: $1 cycles, not in the page"
+set -- $(spread "$tmp/g176.128.64")
+want=$(python3 -c 'import sys; print("(%s to %s)" % tuple(format(int(v), ",").replace(",", " ") for v in sys.argv[1:3]))' "$1" "$2")
+grep -qF "$want" "$doc" || fail "176 x 128 x 64 spread $want, not in the page"
+echo "ok: docs/bottlenecks.md matches the runs"
