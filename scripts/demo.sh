@@ -19,7 +19,7 @@ M=${DEMO_M:-1024} N=${DEMO_N:-1024} K=${DEMO_K:-1024}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 step=0
-STEPS=7
+STEPS=8
 say() {  # the step header; on a terminal it also says how far the demo is
     step=$((step + 1))
     if [ -t 1 ]; then
@@ -45,6 +45,9 @@ show "$NPUSIM" run "$OUT/gemm/launch.json"
 
 say "counters"
 show "$NPUSIM" stat "$OUT/gemm/launch.json"
+
+say "counters over time: every 10 000 cycles, the memory system's too"
+show "$NPUSIM" stat -I 10000 -e pipe.mte2.busy_cycles,l2.hits,hbm.bytes_read "$OUT/gemm/launch.json"
 
 say "sanitizers (every tool)"
 show "$NPUSIM" check --tool all "$OUT/gemm/launch.json"
