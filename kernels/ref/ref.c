@@ -576,8 +576,12 @@ int ref_cmd_ref(int argc, char **argv)
     for (int i = 0; i < c->ndef; i++)
         printf(" -D %s=%lld", c->def[i].name, (long long)c->def[i].value);
     printf(" -o %s/kernel.elf\n", outdir);
-    if (c->notes.len)
-        printf("  %.*s", (int)c->notes.len, (const char *)c->notes.data);
+    for (const char *p = (const char *)c->notes.data, *e = p + c->notes.len; p && p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        int len = (int)((nl ? nl : e) - p);
+        printf("  %.*s\n", len, p);
+        p += len + 1;
+    }
     printf("  run: npusim run %s/launch.json\n", outdir);
     rc = 0;
 out:

@@ -208,6 +208,28 @@ static npu_status tile_defines(ref_ctx *c, int64_t bm, int64_t bn, int64_t bk, n
     return NPU_OK;
 }
 
+/* How the kernel's tiles of C fall on the cores (dealt round robin): a last
+ * round that leaves cores idle is the first thing to fix in a tiling
+ * (docs/bottlenecks.md). */
+static void tile_note(ref_ctx *c, int64_t m, int64_t n, int64_t bm, int64_t bn)
+{
+    int64_t cores = ref_cores(c) > 0 ? ref_cores(c) : 1;
+    int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+    int64_t most = (tiles + cores - 1) / cores, rest = tiles % cores;
+    if (tiles < cores)
+        ref_note(c, "tiles: %lld of %lld x %lld over %lld cores: %lld cores get none", (long long)tiles,
+                 (long long)bm, (long long)bn, (long long)cores, (long long)(cores - tiles));
+    else if (rest)
+        ref_note(c, "tiles: %lld of %lld x %lld over %lld cores: %lld cores compute %lld, %lld compute %lld "
+                    "(the cores' work is %.0f %% balanced)",
+                 (long long)tiles, (long long)bm, (long long)bn, (long long)cores, (long long)rest,
+                 (long long)most, (long long)(cores - rest), (long long)(most - 1),
+                 100.0 * (double)tiles / (double)(most * cores));
+    else
+        ref_note(c, "tiles: %lld of %lld x %lld over %lld cores: %lld each", (long long)tiles, (long long)bm,
+                 (long long)bn, (long long)cores, (long long)most);
+}
+
 npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
 {
     int64_t m, n, k, bm, bn, bk;
@@ -243,6 +265,7 @@ npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
     ref_kernel(c, "gemm.s");
     ref_note(c, "gemm %s -> %s: C[%lld x %lld] = A[%lld x %lld] x B[%lld x %lld]", isa_dtype_suffix(dt),
              isa_dtype_suffix(out), (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
+    tile_note(c, m, n, bm > 0 ? bm : 128, bn > 0 ? bn : 128);   /* gemm.s's default tile */
     return NPU_OK;
 fail:
     npy_free(&A);
