@@ -1601,12 +1601,14 @@ void sim_timing_report(const sim_timing_stats *st, npu_buf *b)
     for (int k = 0; k < SIM_STALL__COUNT; k++)
         npu_buf_printf(b, " %s %" PRIu64, sim_stall_name(k), cause[k]);
     npu_buf_printf(b, "\n");
-    npu_buf_printf(b, "pipe busy %%:  core      S      V      M   MTE1   MTE2   MTE3    FIX\n");
+    /* per core: busy % of each pipe over the run, and the cycle the core
+     * ended (cores ending early are idle for the rest: a load imbalance) */
+    npu_buf_printf(b, "pipe busy %%:  core      S      V      M   MTE1   MTE2   MTE3    FIX   ended at\n");
     for (int c = 0; c < st->ncores; c++) {
         const sim_timing_core_stats *cs = &st->core[c];
         npu_buf_printf(b, "             %4d", c);
         for (int p = 0; p < ISA_NPIPES; p++)
             npu_buf_printf(b, " %6.1f", st->cycles ? 100.0 * (double)cs->busy[p] / (double)st->cycles : 0.0);
-        npu_buf_printf(b, "\n");
+        npu_buf_printf(b, " %10" PRIu64 "\n", cs->cycles);
     }
 }
