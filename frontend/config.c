@@ -529,9 +529,8 @@ static npu_status apply_object(cfg_machine *m, const cJSON *obj, const char *pre
         int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", name);
         if (n < 0 || (size_t)n >= sizeof key)
             return npu_errf(d, NPU_EINVAL, "%s: %.60s...: unknown config key", where, key);
-        for (const cJSON *e = obj->child; e != c; e = e->next)
-            if (e->string && strcmp(e->string, name) == 0)
-                return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, key);
+        if (npu_json_dup_key(obj, c))
+            return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, key);
         if (!*prefix && strcmp(name, "version") == 0) continue;  /* checked by caller */
         /* "_note": a comment (the memory model's preset files use them too) */
         if (name[0] == '_') continue;

@@ -325,10 +325,8 @@ static npu_status check_keys(const cJSON *obj, const char *const *allowed, const
 {
     for (const cJSON *c = obj->child; c; c = c->next) {
         const char *name = c->string ? c->string : "";
-        for (const cJSON *e = obj->child; e != c; e = e->next)
-            if (e->string && strcmp(e->string, name) == 0)
-                return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: duplicate key", where, ctx,
-                                *ctx ? "." : "", name);
+        if (npu_json_dup_key(obj, c))
+            return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: duplicate key", where, ctx, *ctx ? "." : "", name);
         if (name[0] == '_') continue;  /* "_note": a comment */
         int ok = 0;
         const char *best = NULL;
@@ -583,10 +581,10 @@ static npu_status parse_root(launch_desc *f, const cJSON *root, const char *wher
         cfg_default(scratch);
         for (const cJSON *c = set->child; c && s == NPU_OK; c = c->next) {
             char val[256];
-            for (const cJSON *e = set->child; e != c; e = e->next)
-                if (strcmp(e->string, c->string) == 0)
-                    s = npu_errf(d, NPU_EINVAL, "%s: set.%s: duplicate key", where, c->string);
-            if (s != NPU_OK) break;
+            if (npu_json_dup_key(set, c)) {
+                s = npu_errf(d, NPU_EINVAL, "%s: set.%s: duplicate key", where, c->string);
+                break;
+            }
             if (c->string[0] == '_') continue;
             if (json_scalar_text(c, val, sizeof val) != 0) {
                 s = type_error(where, "set", c->string, "a string, number or boolean", c, d);
@@ -626,9 +624,8 @@ static npu_status parse_root(launch_desc *f, const cJSON *root, const char *wher
             if (c->string[0] == '_') continue;
             char ctx[96];
             snprintf(ctx, sizeof ctx, "expect.%.60s", c->string);
-            for (const cJSON *e = exp->child; e != c; e = e->next)
-                if (strcmp(e->string, c->string) == 0)
-                    return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, ctx);
+            if (npu_json_dup_key(exp, c))
+                return npu_errf(d, NPU_EINVAL, "%s: %s: duplicate key", where, ctx);
             launch_expect e = { 0 };
             if ((s = set_str(&e.name, c->string, d)) != NPU_OK) return s;
             if (cJSON_IsString(c) && c->valuestring[0]) {  /* "C": "ref.npy" */

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cJSON.h>
+
 static const char *const status_names[] = {
 #define NPU_STATUS(id, name, doc) name,
 #include "isa/status.def"
@@ -134,6 +136,16 @@ int npu_parse_count(const char *s, int size_suffix, uint64_t *out)
 int npu_parse_u64(const char *s, uint64_t *v)
 {
     return npu_parse_count(s, 0, v) ? -1 : 0;
+}
+
+int npu_json_dup_key(const cJSON *obj, const cJSON *item)
+{
+    if (!obj || !item || !item->string)
+        return 0;
+    for (const cJSON *e = obj->child; e && e != item; e = e->next)
+        if (e->string && !strcmp(e->string, item->string))
+            return 1;
+    return 0;
 }
 
 void *npu_malloc(size_t n)

@@ -69,6 +69,12 @@ int npu_parse_u64(const char *s, uint64_t *v);
  * *v set; -1 not such a number; -2 past uint64_t. */
 int npu_parse_count(const char *s, int size_suffix, uint64_t *v);
 
+/* ---- JSON ---------------------------------------------------------------- */
+struct cJSON;
+/* 1 when a member of obj before item has item's name: a key given twice,
+ * which every config, launch and memory file reader refuses. */
+int npu_json_dup_key(const struct cJSON *obj, const struct cJSON *item);
+
 npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
                          uint8_t **data, size_t *len, npu_diag *d);
 /* Write a file atomically: to "path.tmp.PID" then rename, so an interrupted

@@ -127,7 +127,8 @@ npu_status mem_config_set(mem_config *c, const char *key, const char *value, npu
 npu_status mem_config_check_key(const char *key, const char *where, npu_diag *d);
 /* The same, its messages naming "where.key" (mem_config_set: "--set
  * memory"; npusim's cfg_set: "memory", under its own "--set K=V" prefix).
- * Keys whose name ends in _bytes take a K, M, G or T suffix (binary). */
+ * Size keys (kind BYTES / BYTES64 in mem_keys.def) take a K, M, G or T
+ * suffix (binary, npu_parse_count). */
 npu_status mem_config_set_at(mem_config *c, const char *key, const char *value, const char *where,
                              npu_diag *d);
 /* Cross-field checks (powers of two, mapping covers every field, ...). */

@@ -531,18 +531,16 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
     for (const cJSON *g = obj->child; g; g = g->next) {
         /* a key twice is ambiguous (which one counts?): an error, as in the
          * rest of the config (frontend/config.c) */
-        for (const cJSON *e = obj->child; e != g; e = e->next)
-            if (!strcmp(e->string, g->string))
-                return npu_errf(d, NPU_EINVAL, "%s.%s: duplicate key", where, g->string);
+        if (npu_json_dup_key(obj, g))
+            return npu_errf(d, NPU_EINVAL, "%s.%s: duplicate key", where, g->string);
         if (!strcmp(g->string, "preset") || !strcmp(g->string, "comment") || g->string[0] == '_') continue;
         if (!is_group(g->string))
             return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key (hbm, controller, l2, memsim, ub, preset)",
                             where, g->string);
         if (!cJSON_IsObject(g)) return npu_errf(d, NPU_EINVAL, "%s.%s: expected an object", where, g->string);
         for (const cJSON *v = g->child; v; v = v->next) {
-            for (const cJSON *e = g->child; e != v; e = e->next)
-                if (!strcmp(e->string, v->string))
-                    return npu_errf(d, NPU_EINVAL, "%s.%s.%s: duplicate key", where, g->string, v->string);
+            if (npu_json_dup_key(g, v))
+                return npu_errf(d, NPU_EINVAL, "%s.%s.%s: duplicate key", where, g->string, v->string);
             /* "_source"-style keys carry provenance notes in the preset files */
             if (v->string[0] == '_' || !strcmp(v->string, "comment")) continue;
             if (!strcmp(g->string, "hbm") && !strcmp(v->string, "preset")) continue;
