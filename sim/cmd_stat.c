@@ -472,13 +472,29 @@ static int mem_windows(collector *k, const mem_sys_stats *ms)
     return !st;
 }
 
-/* The value of L2 / HBM event e at instance i of ms (and of nothing else);
- * slot 1: a histogram's sum of samples. */
+uint64_t sim_ctr_mem_value(const mem_sys_stats *ms, int e, int i)
+{
+    if (e < 0 || e >= CTR_EV__COUNT)
+        return 0;
+    if (evd[e].fam == F_L2)
+        return l2_field(i < 0 ? &ms->l2_total : &ms->slice[i], evd[e].arg);
+    if (evd[e].fam == F_HBM)
+        return hbm_field(i < 0 ? &ms->hbm_total : &ms->chan[i], evd[e].arg);
+    return 0;
+}
+
+/* The histogram of HIST event e (an L2 slice's or HBM channel's latency) at
+ * instance i. */
+static const mem_hist *mem_hist_of(const mem_sys_stats *ms, int e, int i)
+{
+    return evd[e].fam == F_L2 ? &ms->slice[i].lat : &ms->chan[i].lat;
+}
+
+/* Slot 0 of L2 / HBM event e at instance i (its value), slot 1 (a
+ * histogram's) the sum of its samples. */
 static uint64_t mem_value(const mem_sys_stats *ms, int e, int slot, int i)
 {
-    if (slot)
-        return ms->chan[i].lat.sum;
-    return evd[e].fam == F_L2 ? l2_field(&ms->slice[i], evd[e].arg) : hbm_field(&ms->chan[i], evd[e].arg);
+    return slot ? mem_hist_of(ms, e, i)->sum : sim_ctr_mem_value(ms, e, i);
 }
 
 /* Slots of L2 / HBM event e in the windows (2 for a histogram). */
@@ -542,18 +558,15 @@ static void on_mem_stats(void *user, const void *p)
     }
     k->cv_ready = 1;
     for (int e = 0; e < CTR_EV__COUNT; e++) {
-        if (evd[e].fam == F_L2) {
-            for (int i = 0; i < ms->nslice; i++)
-                k->cv.v[e][i] = l2_field(&ms->slice[i], evd[e].arg);
-            k->cv.have[e] = ms->nslice > 0;
-        } else if (evd[e].fam == F_HBM) {
-            for (int i = 0; i < ms->nchan; i++) {
-                k->cv.v[e][i] = hbm_field(&ms->chan[i], evd[e].arg);
-                if (k->cv.h[e])
-                    hist_sum(&ms->chan[i].lat, &k->cv.h[e][i]);
-            }
-            k->cv.have[e] = ms->nchan > 0;
+        if (evd[e].fam != F_L2 && evd[e].fam != F_HBM)
+            continue;
+        int n = evd[e].fam == F_L2 ? ms->nslice : ms->nchan;
+        for (int i = 0; i < n; i++) {
+            k->cv.v[e][i] = sim_ctr_mem_value(ms, e, i);
+            if (k->cv.h[e])
+                hist_sum(mem_hist_of(ms, e, i), &k->cv.h[e][i]);
         }
+        k->cv.have[e] = n > 0;
     }
 }
 

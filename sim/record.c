@@ -99,10 +99,10 @@ typedef struct recorder {
     uint32_t w_core;
     int w_sp, w_dp, w_id;
     uint64_t w_start, w_end, w_tseq, w_eng;
-    /* the memory system's counters (REC_MEM), unit ncores: on with the
-     * HBM model and samples; their values at the run's end */
+    /* the memory system's counters (rec_mem_ev), unit ncores: on with the
+     * HBM model and samples; the memory system's statistics at the run's end */
     int mem_ctr, mem_final;
-    uint64_t mem_fin[5];
+    mem_sys_stats mem_fin;
     /* counts and the first error */
     uint64_t events, insn_events, dispatch_events;
     npu_status err;
@@ -471,21 +471,11 @@ static const int rec_mem_ev[] = { CTR_EV_L2_HITS, CTR_EV_L2_MISSES, CTR_EV_L2_BY
                                   CTR_EV_HBM_BYTES_READ, CTR_EV_HBM_BYTES_WRITTEN };
 enum { REC_NMEM = (int)(sizeof rec_mem_ev / sizeof rec_mem_ev[0]) };
 
-static uint64_t rec_mem_value(const mem_sys_stats *ms, int j)
-{
-    switch (j) {
-    case 0: return ms->l2_total.hits;
-    case 1: return ms->l2_total.misses;
-    case 2: return ms->l2_total.bytes;
-    case 3: return ms->hbm_total.bytes_read;
-    default: return ms->hbm_total.bytes_written;
-    }
-}
-
-static void rec_mem_emit(recorder *R, uint64_t cycle, const uint64_t *v)
+static void rec_mem_emit(recorder *R, uint64_t cycle, const mem_sys_stats *ms)
 {
     for (int j = 0; j < REC_NMEM; j++) {
-        trc_event e = trc_ev_counter((uint32_t)R->ncores, (uint32_t)(SIM_REC_CTR__COUNT + j), cycle, v[j]);
+        trc_event e = trc_ev_counter((uint32_t)R->ncores, (uint32_t)(SIM_REC_CTR__COUNT + j), cycle,
+                                     sim_ctr_mem_value(ms, rec_mem_ev[j], -1));
         emit(R, &e);
     }
 }
@@ -493,20 +483,16 @@ static void rec_mem_emit(recorder *R, uint64_t cycle, const uint64_t *v)
 /* A sample at an interval's end: what the memory system counted before it. */
 static void on_mem_sample(void *user, uint64_t cycle, const void *p)
 {
-    recorder *R = user;
-    uint64_t v[REC_NMEM];
-    for (int j = 0; j < REC_NMEM; j++)
-        v[j] = rec_mem_value(p, j);
-    if (R->mem_ctr && !R->err)
-        rec_mem_emit(R, cycle, v);
+    rec_mem_emit(user, cycle, p);
 }
 
-/* The totals at the end (sampled once the run's last cycle is known). */
+/* The totals at the end (written once the run's last cycle is known; only
+ * the totals of the copy are read, its per-slice/channel pointers are not
+ * valid after the call) */
 static void on_mem_stats(void *user, const void *p)
 {
     recorder *R = user;
-    for (int j = 0; j < REC_NMEM; j++)
-        R->mem_fin[j] = rec_mem_value(p, j);
+    R->mem_fin = *(const mem_sys_stats *)p;
     R->mem_final = 1;
 }
 
@@ -742,7 +728,7 @@ static void finish(recorder *R)
     if (R->interval && R->t_end)
         write_bins(R, (R->t_end + R->interval - 1) / R->interval, R->t_end);
     if (R->mem_ctr && R->mem_final && R->t_end)
-        rec_mem_emit(R, R->t_end, R->mem_fin);
+        rec_mem_emit(R, R->t_end, &R->mem_fin);
     char buf[256];
     for (size_t i = 0; i < R->s->ntext && !R->err; i++) {
         if (!R->seen[i])

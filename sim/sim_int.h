@@ -423,5 +423,11 @@ npu_status sim_run_begin(npu_sim *s, npu_mode mode, uint64_t max_insns, const ch
 struct sim_timing_observer;
 npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timing_observer *obs,
                          uint64_t mem_sample_cycles, npu_diag *d);
+/* The value of L2 / HBM counter event e (counters/events.def) in memmodel's
+ * statistics: of slice or channel i, or (i -1) the L2's and HBM's totals;
+ * 0 for any other event. The one mapping of those rows to the statistics'
+ * fields (npusim stat, its intervals, npusim record; sim/cmd_stat.c). */
+struct mem_sys_stats;
+uint64_t sim_ctr_mem_value(const struct mem_sys_stats *ms, int e, int i);
 
 #endif
