@@ -862,11 +862,6 @@ void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, s
            (size_t)inst] += n;
 }
 
-void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n)
-{
-    ctr_intervals_add_mem_slot(iv, ev, 0, inst, bin, n);
-}
-
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
                           const ctr_report_opts *o, npu_buf *b)
 {

@@ -167,9 +167,8 @@ void ctr_intervals_free(ctr_intervals *iv);
  * has two slots, its sample count (the value) at mslot[ev] and the samples'
  * sum at mslot[ev] + 1: a window shows the count and the mean. */
 npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, npu_diag *d);
-/* Add n to L2 / HBM event ev, slice or channel inst, in window bin (to a
- * histogram's sum: slot 1). */
-void ctr_intervals_add_mem(ctr_intervals *iv, int ev, int inst, size_t bin, uint64_t n);
+/* Add n to slot 0 (the value) or 1 (a histogram's sum) of L2 / HBM event
+ * ev, slice or channel inst, in window bin. */
 void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, size_t bin, uint64_t n);
 /* The interval report (perf stat -I layout; CSV rows start with the end
  * cycle; JSON an array of windows). */

@@ -242,17 +242,23 @@ double vw_hbm_bytes(const vw_model *m, uint64_t a, uint64_t z, const char **how)
         *how = "RD/WR commands x atom";
         return (double)vw_hbm_col_count(m, a, z) * m->hbm_atom_bytes;
     }
+    *how = "hbm.bytes_* counters";
+    return vw_bytes_counters(m, "hbm", a, z);
+}
+
+double vw_bytes_counters(const vw_model *m, const char *level, uint64_t a, uint64_t z)
+{
+    size_t n = strlen(level);
     double s = 0;
     int any = 0;
     for (size_t i = 0; i < m->nctr; i++) {
-        const char *n = m->ctr[i].name;
-        if (strncmp(n, "hbm.", 4) || !strstr(n, "bytes"))
+        const char *nm = m->ctr[i].name;
+        if (strncmp(nm, level, n) || nm[n] != '.' || !strstr(nm + n, "bytes"))
             continue;
         any = 1;
         for (size_t k = (size_t)(a / m->ctr_width); k < m->ctr[i].nbins && k * m->ctr_width < z; k++)
             s += m->ctr[i].bin[k];
     }
-    *how = "hbm.bytes_* counters";
     return any ? s : -1;
 }
 

@@ -1595,20 +1595,12 @@ static void kv(vw_view *v, vw_cmds *o, float x, float *y, const char *k, const c
 
 static double bytes_in(const vw_model *m, uint64_t a, uint64_t z)
 {
-    /* GM traffic: the counters whose names say GM or HBM bytes (read and
-     * write summed; "hbm" ones when there are no "gm" ones), else MEM events */
-    double s = 0;
-    int any = 0;
-    for (int pass = 0; pass < 2 && !any; pass++)
-        for (size_t i = 0; i < m->nctr; i++) {
-            const char *n = m->ctr[i].name;
-            if (!strstr(n, "bytes") || !strstr(n, pass ? "hbm" : "gm"))
-                continue;
-            any = 1;
-            for (size_t k = (size_t)(a / m->ctr_width); k < m->ctr[i].nbins && k * m->ctr_width < z; k++)
-                s += m->ctr[i].bin[k];
-        }
-    if (any)
+    /* GM traffic: the GM byte counters (HBM ones when there are no GM
+     * ones), else MEM events */
+    double s = vw_bytes_counters(m, "gm", a, z);
+    if (s < 0)
+        s = vw_bytes_counters(m, "hbm", a, z);
+    if (s >= 0)
         return s;
     if (a <= m->t_min && z >= m->t_end)
         return (double)m->mem_bytes;

@@ -173,6 +173,10 @@ size_t vw_hbm_col_count(const vw_model *m, uint64_t t0, uint64_t t1);
  * samples them with the HBM model), by their bins; -1 with neither. *how
  * names the source for the caption. */
 double vw_hbm_bytes(const vw_model *m, uint64_t a, uint64_t z, const char **how);
+/* The bytes in [a, z) of the byte counters of one level ("gm": gm.*bytes*,
+ * "hbm": hbm.bytes_*), read and write summed, by their bins; -1 when the
+ * trace samples none. */
+double vw_bytes_counters(const vw_model *m, const char *level, uint64_t a, uint64_t z);
 
 /* Load a trace. Damage in chunks is not an error (the rest loads); a trace
  * whose header is bad, or with no events at all, is. */
