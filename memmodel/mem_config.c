@@ -228,6 +228,17 @@ static const char *key_root(const char *where)
     return c ? c + 1 : where;
 }
 
+/* One XOR term of the map: bit ti of field t ^= bit si of field s. */
+static npu_status add_xor(mem_map *m, int t, int ti, int sf, int si, const char *where, npu_diag *d)
+{
+    if (m->nxor >= 32)
+        return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
+    m->xt[m->nxor] = (uint8_t)t; m->xti[m->nxor] = (uint8_t)ti;
+    m->xs[m->nxor] = (uint8_t)sf; m->xsi[m->nxor] = (uint8_t)si;
+    m->nxor++;
+    return NPU_OK;
+}
+
 npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, npu_diag *d)
 {
     memset(m, 0, sizeof *m);
@@ -331,13 +342,9 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
                                 "from bit %d, which has %d (log2(%s.hbm.%s))", where, (int)(s - tok), tok,
                                 (int)(tok - h->xor_map), need[t], "khpsgbcr"[sf], src_next[sf], need[sf],
                                 key_root(where), names[sf]);
-            for (int i = 0; i < need[t]; i++) {
-                if (m->nxor >= 32)
-                    return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
-                m->xt[m->nxor] = (uint8_t)t; m->xti[m->nxor] = (uint8_t)i;
-                m->xs[m->nxor] = (uint8_t)sf; m->xsi[m->nxor] = (uint8_t)src_next[sf]++;
-                m->nxor++;
-            }
+            for (int i = 0; i < need[t]; i++)
+                if (add_xor(m, t, i, sf, src_next[sf]++, where, d))
+                    return NPU_EINVAL;
             continue;
         }
         if (!(*s >= '0' && *s <= '9')) goto bad;
@@ -353,11 +360,8 @@ npu_status mem_map_build(const mem_hbm_cfg *h, mem_map *m, const char *where, np
                             (int)(tok - h->xor_map), bi, "khpsgbcr"[bf], need[bf], need[bf] == 1 ? "" : "s",
                             key_root(where), names[bf], "khpsgbcr"[t], "khpsgbcr"[sf]);
         }
-        if (m->nxor >= 32)
-            return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: more than 32 terms", where);
-        m->xt[m->nxor] = (uint8_t)t; m->xti[m->nxor] = (uint8_t)ti;
-        m->xs[m->nxor] = (uint8_t)sf; m->xsi[m->nxor] = (uint8_t)si;
-        m->nxor++;
+        if (add_xor(m, t, ti, sf, si, where, d))
+            return NPU_EINVAL;
         continue;
     bad:
         return npu_errf(d, NPU_EINVAL, "%s.hbm.xor_map: expected terms like g0^r1 or g*^r* at offset %d",
