@@ -47,4 +47,43 @@ grep -q "core18,$1" "$doc" || fail "default tiling's shortest core: $1 cycles, n
 set -- $(spread "$tmp/g176.128.64")
 want=$(python3 -c 'import sys; print("(%s to %s)" % tuple(format(int(v), ",").replace(",", " ") for v in sys.argv[1:3]))' "$1" "$2")
 grep -qF "$want" "$doc" || fail "176 x 128 x 64 spread $want, not in the page"
+# every output the page quotes under a `$ npusim run|stat ...` line is the
+# output of that command now (a quoted line is a prefix of an output line:
+# the page cuts comments and tails, "..." and "   (annotation)")
+ln -s g128.128.128 "$tmp/g1k"
+ln -s g176.128.64 "$tmp/g176"
+python3 - "$doc" "$NPUSIM" "$tmp" <<'PY' || fail "docs/bottlenecks.md quotes output the commands no longer print"
+import re, shlex, subprocess, sys
+doc, npusim, cwd = sys.argv[1:4]
+blocks, cur = [], None
+for line in open(doc):
+    line = line.rstrip("\n")
+    if line.startswith("```"):
+        if cur is not None:
+            blocks.append(cur)
+        cur = [] if cur is None else None
+    elif cur is not None:
+        cur.append(line)
+bad = checked = 0
+for b in blocks:
+    i = 0
+    while i < len(b):
+        m = re.match(r"\$ npusim ((?:run|stat) .*?)(?:\s{2,}\(.*\))?$", b[i])
+        if not m:
+            i += 1
+            continue
+        out = subprocess.run([npusim] + shlex.split(m.group(1)), cwd=cwd, capture_output=True, text=True).stdout
+        outl = [o.rstrip() for o in out.splitlines()]
+        i += 1
+        while i < len(b) and not b[i].startswith("$ "):
+            q = re.sub(r"\s{2,}\(.*\)$", "", b[i]).rstrip()
+            q = q[:-3] if q.endswith("...") else q
+            if q.strip() and q.strip() != "..." and not any(o.startswith(q) for o in outl):
+                print("npusim %s: the page says %r" % (m.group(1), b[i]))
+                bad += 1
+            checked += 1
+            i += 1
+print("checked %d quoted lines" % checked)
+sys.exit(1 if bad or checked < 30 else 0)
+PY
 echo "ok: docs/bottlenecks.md matches the runs"
