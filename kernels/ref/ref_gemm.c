@@ -208,6 +208,12 @@ static npu_status tile_defines(ref_ctx *c, int64_t bm, int64_t bn, int64_t bk, n
     return NPU_OK;
 }
 
+/* gemm.s's BM and BN when no -D gives them (its .ifndef defaults, for every
+ * dtype): what the tile note assumes without --bm/--bn. tests/e2e/
+ * t_kernel_gemm.sh holds the two together (the default kernel and one
+ * assembled with -D BM=GEMM_TILE -D BN=GEMM_TILE are the same bytes). */
+#define GEMM_TILE 128
+
 /* How the kernel's tiles of C fall on the cores (dealt round robin): a last
  * round that leaves cores idle is the first thing to fix in a tiling
  * (docs/bottlenecks.md). */
@@ -265,7 +271,7 @@ npu_status ref_gen_gemm(ref_ctx *c, npu_diag *d)
     ref_kernel(c, "gemm.s");
     ref_note(c, "gemm %s -> %s: C[%lld x %lld] = A[%lld x %lld] x B[%lld x %lld]", isa_dtype_suffix(dt),
              isa_dtype_suffix(out), (long long)m, (long long)n, (long long)m, (long long)k, (long long)k, (long long)n);
-    tile_note(c, m, n, bm > 0 ? bm : 128, bn > 0 ? bn : 128);   /* gemm.s's default tile */
+    tile_note(c, m, n, bm > 0 ? bm : GEMM_TILE, bn > 0 ? bn : GEMM_TILE);
     return NPU_OK;
 fail:
     npy_free(&A);

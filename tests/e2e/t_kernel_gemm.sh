@@ -23,6 +23,20 @@ check 2 "$small" --dtype f16 --out f32 --m 300 --n 600 --k 200 --bn 256 --bk 64
 check 24 default --dtype f16 --out f32 --m 256 --n 320 --k 200
 check 24 default --dtype s8 --out s32 --m 64 --n 100 --k 90
 
+# npusim ref's tile note assumes gemm.s's default tile (GEMM_TILE in
+# kernels/ref/ref_gemm.c): the default kernel is the one assembled with it
+for dt in "f16 f32" "s8 s32"; do
+    set -- $dt
+    "$NPUSIM" ref gemm --dtype "$1" --out "$2" --m 300 --n 200 --k 64 --cores 3 -o "$tmp/td" > "$tmp/td.log" 2>&1 ||
+        { cat "$tmp/td.log"; fail "ref gemm $1 (default tile)"; }
+    grep -q "tiles: 6 of 128 x 128 over 3 cores: 2 each" "$tmp/td.log" || { cat "$tmp/td.log"; fail "tile note $1"; }
+    "$NPUSIM" ref gemm --dtype "$1" --out "$2" --m 300 --n 200 --k 64 --cores 3 --bm 128 --bn 128 -o "$tmp/tx" \
+        > /dev/null 2>&1 || fail "ref gemm $1 --bm 128 --bn 128"
+    cmp -s "$tmp/td/kernel.elf" "$tmp/tx/kernel.elf" ||
+        fail "$1: gemm.s's default tile is not the 128 x 128 the tile note assumes (kernels/ref/ref_gemm.c GEMM_TILE)"
+done
+echo "ok: the tile note's default tile is gemm.s's"
+
 # the check is live: a wrong golden file fails the run (exit 1)
 cp "$tmp/c3/A.npy" "$tmp/c3/bad.npy"
 "$NPUSIM" ref gemm --m 300 --n 200 --k 500 --seed 99 -o "$tmp/other" > /dev/null 2>&1 || fail "ref for the live check"
