@@ -2,12 +2,8 @@
 # docs/bottlenecks.md quotes real runs: its tiling table (cycles and L2
 # bytes per tile), the default run's per-core spread and the balanced
 # tiling's. Re-run them and fail when the page no longer matches the model.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_bottlenecks.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-command -v python3 >/dev/null || fail "python3 is needed"
+NAME=t_bottlenecks
+. "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
 doc="$NPU_ROOT/docs/bottlenecks.md"
 
 # the table's rows: "| BM x BN x BK ... | tiles | cycles ... | L2 MB |"

@@ -7,12 +7,8 @@
 # instruction; folded totals per pipe equal the busy cycles; mem level has
 # MEM ranges whose bytes are the GM bytes; two recordings are
 # byte-identical; errors of the command line exit 2 and write nothing.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_record.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-command -v python3 >/dev/null || fail "python3 is needed"
+NAME=t_record
+. "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
 small="$NPU_ROOT/configs/small.json"
 
 # compare LABEL TRACE STAT.json LEVEL: the trace against the engine's statistics

@@ -4,12 +4,8 @@
 # busy % of each pipe and the cycle it ended at; the achieved TFLOP/s and
 # GB/s; the stall cycles by cause. A GEMM whose 20 tiles leave 4 of 24
 # cores without work, so the cores end at different cycles.
-set -u
-: "${NPUSIM:?}" "${NPU_ROOT:?}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_run_report.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-command -v python3 >/dev/null || fail "python3 is needed"
+NAME=t_run_report
+. "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
 
 "$NPUSIM" ref gemm --dtype f16 --out f32 --m 640 --n 512 --k 256 --cores 24 --seed 5 -o "$tmp/g" \
     > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref gemm"; }
