@@ -306,6 +306,15 @@ uint64_t mem_sys_next_event(mem_sys *s);
 npu_status mem_sys_status(const mem_sys *s);
 /* Fill *out (pointers stay valid until the next call into s). */
 void     mem_sys_stats_get(mem_sys *s, mem_sys_stats *out);
+/* The same as counted up to cycle T (> 0; every memory event before T
+ * done, none at or after it): a request's l2.stall_cycles, added whole
+ * when the slice accepts it, count only up to T while its lookup is still
+ * to come, so that interval samples split a wait over the windows it
+ * spans. T = 0: as mem_sys_stats_get. */
+void     mem_sys_stats_at(mem_sys *s, uint64_t T, mem_sys_stats *out);
+/* 1 while some accepted request's lookup is still to start (a sample at a
+ * later window end would then differ from this one). */
+int      mem_sys_waits_pending(const mem_sys *s);
 mem_hbm *mem_sys_hbm(mem_sys *s);
 /* Core <-> DRAM cycle conversion (exact, rounding up). */
 uint64_t mem_sys_core_to_dram(const mem_sys *s, uint64_t core_cycle);

@@ -61,6 +61,11 @@ typedef struct slice {
     int32_t blk_head, blk_tail;  /* misses waiting for a free MSHR */
     int nwait;                 /* accepted and not yet answered or handed to an MSHR */
     uint64_t busy_until;
+    /* lookups scheduled and not yet started: their count and the sum of
+     * their start cycles, so that a sample at T counts only the part of
+     * their waits (l2.stall_cycles, added whole at submit) before T */
+    uint64_t wstart_sum;
+    uint32_t wn;
     mem_l2_stats st;
 } slice;
 
@@ -611,6 +616,8 @@ npu_status mem_sys_try_submit(mem_sys *s, const mem_req *r, int *taken)
     uint64_t start = t > sl->busy_until ? t : sl->busy_until;
     sl->st.stall_cycles += start - t;
     sl->busy_until = start + occ;
+    sl->wstart_sum += start;
+    sl->wn++;
     sl->nwait++;
     push_ev(s, start, EV_LOOKUP, si, (uint64_t)ri);
     return s->oom ? NPU_ENOMEM : NPU_OK;
@@ -658,7 +665,11 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
             hbm_advance(s, s->hn_dram);
         } else {
             sev e = pop_ev(s);
-            if (e.kind == EV_LOOKUP) do_lookup(s, e.a, (int32_t)e.tag, e.t);
+            if (e.kind == EV_LOOKUP) {
+                s->sl[e.a].wstart_sum -= e.t;
+                s->sl[e.a].wn--;
+                do_lookup(s, e.a, (int32_t)e.tag, e.t);
+            }
             else if (s->done) s->done(s->user, e.tag, e.t);
         }
         drain_out(s, 1);
@@ -672,6 +683,18 @@ void mem_sys_advance_to(mem_sys *s, uint64_t T)
 
 void mem_sys_stats_get(mem_sys *s, mem_sys_stats *o)
 {
+    mem_sys_stats_at(s, 0, o);
+}
+
+int mem_sys_waits_pending(const mem_sys *s)
+{
+    for (int i = 0; i < s->nslice; i++)
+        if (s->sl[i].wn) return 1;
+    return 0;
+}
+
+void mem_sys_stats_at(mem_sys *s, uint64_t T, mem_sys_stats *o)
+{
     memset(o, 0, sizeof *o);
     o->nchan = mem_hbm_channels(s->hbm);
     o->nslice = s->nslice;
@@ -680,8 +703,13 @@ void mem_sys_stats_get(mem_sys *s, mem_sys_stats *o)
     mem_hbm_total_stats(s->hbm, &o->hbm_total);
     o->l2_total.lat.min = NEVER;
     for (int i = 0; i < s->nslice; i++) {
-        const mem_l2_stats *x = &s->sl[i].st;
-        s->slice_copy[i] = *x;
+        s->slice_copy[i] = s->sl[i].st;
+        const mem_l2_stats *x = &s->slice_copy[i];
+        /* the waits of lookups still to start, up to T only (every one
+         * starts at or after T when T is the caller's current cycle) */
+        const slice *q = &s->sl[i];
+        if (T && q->wn && q->wstart_sum > (uint64_t)q->wn * T)
+            s->slice_copy[i].stall_cycles -= q->wstart_sum - (uint64_t)q->wn * T;
         mem_l2_stats *t = &o->l2_total;
         t->reads += x->reads; t->writes += x->writes; t->hits += x->hits; t->misses += x->misses;
         t->mshr_merges += x->mshr_merges; t->evictions += x->evictions; t->writebacks += x->writebacks;

@@ -1507,12 +1507,17 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
             break;
         }
 #if TM_HAVE_MEMMODEL
-        if (msamp && t >= next_b) {
+        while (msamp && t >= next_b) {
             /* everything before t is done and nothing happened since the
-             * last event, which was before next_b */
-            mem_sys_stats_get(T.mem.impl, msamp);
+             * last event, which was before next_b; a slice wait still
+             * under way counts up to next_b (mem_sys_stats_at), and then
+             * each window end it spans gets its own sample */
+            mem_sys_stats_at(T.mem.impl, next_b, msamp);
             T.obs->on_mem_sample(T.obs->user, next_b, msamp);
-            next_b = (t / every + 1) * every;
+            if (mem_sys_waits_pending(T.mem.impl))
+                next_b += every;
+            else
+                next_b = (t / every + 1) * every;
         }
 #endif
         T.now = t;

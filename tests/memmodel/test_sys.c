@@ -126,6 +126,36 @@ START_TEST(t_full_line_write)
 }
 END_TEST
 
+/* l2.stall_cycles as of a cycle T: a wait still under way counts up to T
+ * only, so that interval samples split it over the windows it spans. */
+START_TEST(t_stall_split)
+{
+    mem_config c; ans a;
+    mem_sys *s = small_sys(&c, &a);
+    /* four full-line reads at cycle 0, one slice of 64 B a cycle: each
+     * holds it 8 cycles, so they start at 0, 8, 16, 24 (waits 0+8+16+24) */
+    for (int i = 0; i < 4; i++) {
+        mem_req r = { .addr = (uint64_t)i * 512, .bytes = 512, .cycle = 0, .tag = (uint64_t)i };
+        ck_assert_int_eq(mem_sys_submit(s, &r), NPU_OK);
+    }
+    mem_sys_stats st;
+    mem_sys_stats_get(s, &st);
+    ck_assert_uint_eq(st.l2_total.stall_cycles, 48);      /* whole, as counted at accept */
+    mem_sys_advance_to(s, 9);                              /* lookups at 0 and 8 done */
+    ck_assert_int_eq(mem_sys_waits_pending(s), 1);
+    mem_sys_stats_at(s, 10, &st);                          /* 0 + 8 + 10 + 10 */
+    ck_assert_uint_eq(st.l2_total.stall_cycles, 28);
+    ck_assert_uint_eq(st.slice[0].stall_cycles, 28);
+    mem_sys_stats_at(s, 16, &st);                          /* 0 + 8 + 16 + 16 */
+    ck_assert_uint_eq(st.l2_total.stall_cycles, 40);
+    drain(s);
+    ck_assert_int_eq(mem_sys_waits_pending(s), 0);
+    mem_sys_stats_at(s, 1000, &st);
+    ck_assert_uint_eq(st.l2_total.stall_cycles, 48);
+    mem_sys_free(s);
+}
+END_TEST
+
 START_TEST(t_sys_backpressure)
 {
     mem_config c; ans a;
@@ -341,6 +371,7 @@ Suite *tmem_sys_suite(void)
     tcase_add_test(tc, t_mshr_merge);
     tcase_add_test(tc, t_evict_writeback);
     tcase_add_test(tc, t_full_line_write);
+    tcase_add_test(tc, t_stall_split);
     tcase_add_test(tc, t_sys_backpressure);
     tcase_add_test(tc, t_try_submit);
     tcase_add_test(tc, t_early_answers);
