@@ -24,7 +24,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: npusim record -o TRACE.npt [--level instr|mem|full] [-I CYCLES] KERNEL.elf|LAUNCH.json\n"
+        "usage: npusim record -o TRACE.npt [--level instr|mem|full] [-I CYCLES] [-A] KERNEL.elf|LAUNCH.json\n"
         "                     [run options...]\n"
         "\n"
         "Runs the kernel as npusim run does (perf mode; the same launch options:\n"
@@ -39,7 +39,11 @@ static void usage(FILE *f)
         "  -o, --output FILE      the trace (written to FILE.tmp.PID, renamed at the end)\n"
         "  --level L              instr (default), mem (adds GM requests), full (adds every\n"
         "                         HBM command: ACT, PRE, RD, WR, REF ... per channel and bank)\n"
-        "  -I, --interval CYCLES  counter samples every CYCLES cycles (default %d; 0 = none)\n"
+        "  -I, --interval CYCLES  counter samples every CYCLES cycles (default %d; 0 = none);\n"
+        "                         with the HBM model they include the memory system's\n"
+        "                         l2.hits/misses/bytes and hbm.bytes_read/written, summed\n"
+        "  -A, --no-aggregate     those memory counters per L2 slice and HBM channel (units\n"
+        "                         'L2 slice N', 'HBM channel N') instead of summed\n"
         "  --seed N               recorded in the trace header (informative; default 0)\n"
         "  --max-insns N          instruction watchdog per core\n"
         "  -q, --quiet            no summary line\n"
@@ -74,6 +78,11 @@ int sim_cmd_record(int argc, char **argv)
         }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "-A") || !strcmp(a, "--no-aggregate")) {
+            ro.mem_units = 1;
             i++;
             continue;
         }

@@ -103,6 +103,12 @@ typedef struct recorder {
      * HBM model and samples; the memory system's statistics at the run's end */
     int mem_ctr, mem_final;
     mem_sys_stats mem_fin;
+    /* -A: the same counters per L2 slice (units ncores ..) and per HBM
+     * channel (after the slices) instead of one summed unit; the final
+     * per-slice/channel statistics are copied here */
+    int mem_units, nslice, nchan;
+    mem_l2_stats *fin_slice;
+    mem_chan_stats *fin_chan;
     /* counts and the first error */
     uint64_t events, insn_events, dispatch_events;
     npu_status err;
@@ -473,10 +479,26 @@ enum { REC_NMEM = (int)(sizeof rec_mem_ev / sizeof rec_mem_ev[0]) };
 
 static void rec_mem_emit(recorder *R, uint64_t cycle, const mem_sys_stats *ms)
 {
-    for (int j = 0; j < REC_NMEM; j++) {
-        trc_event e = trc_ev_counter((uint32_t)R->ncores, (uint32_t)(SIM_REC_CTR__COUNT + j), cycle,
-                                     sim_ctr_mem_value(ms, rec_mem_ev[j], -1));
-        emit(R, &e);
+    if (!R->mem_units) {
+        for (int j = 0; j < REC_NMEM; j++) {
+            trc_event e = trc_ev_counter((uint32_t)R->ncores, (uint32_t)(SIM_REC_CTR__COUNT + j), cycle,
+                                         sim_ctr_mem_value(ms, rec_mem_ev[j], -1));
+            emit(R, &e);
+        }
+        return;
+    }
+    /* a slice unit carries the L2 events, a channel unit the HBM ones */
+    for (int u = 0; u < R->nslice + R->nchan; u++) {
+        int l2 = u < R->nslice, inst = l2 ? u : u - R->nslice;
+        if (inst >= (l2 ? ms->nslice : ms->nchan))
+            continue;
+        for (int j = 0; j < REC_NMEM; j++) {
+            if ((ctr_event(rec_mem_ev[j])->unit == CTR_UNIT_L2) != l2)
+                continue;
+            trc_event e = trc_ev_counter((uint32_t)(R->ncores + u), (uint32_t)(SIM_REC_CTR__COUNT + j),
+                                         cycle, sim_ctr_mem_value(ms, rec_mem_ev[j], inst));
+            emit(R, &e);
+        }
     }
 }
 
@@ -486,13 +508,28 @@ static void on_mem_sample(void *user, uint64_t cycle, const void *p)
     rec_mem_emit(user, cycle, p);
 }
 
-/* The totals at the end (written once the run's last cycle is known; only
- * the totals of the copy are read, its per-slice/channel pointers are not
- * valid after the call) */
+/* The totals at the end (written once the run's last cycle is known; the
+ * copy's per-slice/channel pointers are not valid after the call, so with
+ * -A the arrays are copied too) */
 static void on_mem_stats(void *user, const void *p)
 {
     recorder *R = user;
-    R->mem_fin = *(const mem_sys_stats *)p;
+    const mem_sys_stats *ms = p;
+    R->mem_fin = *ms;
+    R->mem_fin.slice = NULL;
+    R->mem_fin.chan = NULL;
+    if (R->mem_units) {
+        if (ms->nslice > R->nslice || ms->nchan > R->nchan) {
+            fail(R, NPU_EINVAL, "the memory system has more slices or channels than the config says");
+            return;
+        }
+        if (ms->nslice)
+            memcpy(R->fin_slice, ms->slice, (size_t)ms->nslice * sizeof *ms->slice);
+        if (ms->nchan)
+            memcpy(R->fin_chan, ms->chan, (size_t)ms->nchan * sizeof *ms->chan);
+        R->mem_fin.slice = R->fin_slice;
+        R->mem_fin.chan = R->fin_chan;
+    }
     R->mem_final = 1;
 }
 
@@ -693,18 +730,32 @@ static trc_writer *open_writer(recorder *R, const char *path, const sim_rec_opts
     for (int j = 0; j < REC_NMEM; j++)
         ctr_names[SIM_REC_CTR__COUNT + j] = ctr_event(rec_mem_ev[j])->name;
     m.counters = (trc_names){ ctr_names, (uint32_t)(SIM_REC_CTR__COUNT + (R->mem_ctr ? REC_NMEM : 0)) };
-    /* units 0 .. ncores-1 are the cores (unnamed); ncores the memory system */
+    /* units 0 .. ncores-1 are the cores (unnamed); ncores the memory
+     * system, or with -A its slices and channels */
     const char **unit_names = NULL;
+    char *unit_text = NULL;
     if (R->mem_ctr) {
-        unit_names = npu_calloc((size_t)s->ncores + 1, sizeof *unit_names);
-        if (!unit_names) {
+        int nmu = R->mem_units ? R->nslice + R->nchan : 1;
+        unit_names = npu_calloc((size_t)s->ncores + (size_t)nmu, sizeof *unit_names);
+        unit_text = R->mem_units ? npu_malloc((size_t)nmu * 24) : NULL;
+        if (!unit_names || (R->mem_units && !unit_text)) {
+            npu_free(unit_names);
             npu_free(syms);
             npu_free(json);
             npu_errf(d, NPU_ENOMEM, "record: out of memory");
             return NULL;
         }
-        unit_names[s->ncores] = "memory (L2 + HBM)";
-        m.units = (trc_names){ unit_names, (uint32_t)s->ncores + 1 };
+        if (!R->mem_units)
+            unit_names[s->ncores] = "memory (L2 + HBM)";
+        for (int u = 0; R->mem_units && u < nmu; u++) {
+            char *t = unit_text + (size_t)u * 24;
+            if (u < R->nslice)
+                snprintf(t, 24, "L2 slice %d", u);
+            else
+                snprintf(t, 24, "HBM channel %d", u - R->nslice);
+            unit_names[s->ncores + u] = t;
+        }
+        m.units = (trc_names){ unit_names, (uint32_t)(s->ncores + nmu) };
     }
     const char *hbm_names[16];
     int nhbm = mem_cmd_count() < 16 ? mem_cmd_count() : 16;
@@ -713,6 +764,7 @@ static trc_writer *open_writer(recorder *R, const char *path, const sim_rec_opts
     m.hbm_commands = (trc_names){ hbm_names, (uint32_t)nhbm };
     trc_writer *w = trc_writer_open(path, &m, d);
     npu_free(unit_names);
+    npu_free(unit_text);
     npu_free(syms);
     npu_free(json);
     return w;
@@ -757,6 +809,8 @@ static void rec_free(recorder *R)
         }
     npu_free(R->core);
     npu_free(R->seen);
+    npu_free(R->fin_slice);
+    npu_free(R->fin_chan);
 }
 
 /* ---- the run ---------------------------------------------------------------- */
@@ -782,6 +836,25 @@ npu_status sim_record_run(npu_sim *s, const char *path, const sim_rec_opts *o,
         return npu_errf(d, NPU_ENOMEM, "record: out of memory");
     }
     R.mem_ctr = o->interval && s->cfg.timing.memory_model == CFG_MEM_HBM;
+    if (o->mem_units && !R.mem_ctr) {
+        rec_free(&R);
+        return npu_errf(d, NPU_EINVAL, o->interval
+                        ? "-A splits the memory system's counters, and this machine has none: "
+                          "timing.memory_model is fixed (one GM port, no L2 or HBM)"
+                        : "-A splits the memory counters' samples, and -I 0 takes none");
+    }
+    if (R.mem_ctr && o->mem_units) {
+        const mem_config *mc = &s->cfg.mem;
+        R.mem_units = 1;
+        R.nslice = mc->l2.slices;   /* with the L2 off its slices count nothing */
+        R.nchan = mc->hbm.stacks * mc->hbm.channels;
+        R.fin_slice = npu_calloc((size_t)(R.nslice ? R.nslice : 1), sizeof *R.fin_slice);
+        R.fin_chan = npu_calloc((size_t)(R.nchan ? R.nchan : 1), sizeof *R.fin_chan);
+        if (!R.fin_slice || !R.fin_chan) {
+            rec_free(&R);
+            return npu_errf(d, NPU_ENOMEM, "record: out of memory");
+        }
+    }
     R.w = open_writer(&R, path, o, d);
     if (!R.w) {
         rec_free(&R);

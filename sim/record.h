@@ -54,6 +54,7 @@ typedef struct sim_rec_opts {
     int nodata;             /* timing mode instead of perf */
     uint64_t max_cycles;    /* watchdog; 0 = the config's timing.max_cycles */
     uint64_t max_insns;     /* per core; 0 = NPU_DEFAULT_MAX_INSNS */
+    int mem_units;          /* -A: memory counters per L2 slice and HBM channel */
 } sim_rec_opts;
 
 typedef struct sim_rec_result {

@@ -130,6 +130,54 @@ for g in g24 g2 sm att; do
     cmp -s "$tmp/$g.npt" "$tmp/$g.b.npt" || fail "$g: two recordings differ"
     echo "ok: record $g (round trip against the engine, chrome, folded, mem, determinism)"
 done
+# -A: the memory counters per L2 slice and HBM channel. Each unit's last
+# sample is its slice's or channel's total (npusim stat -A), the units sum
+# to the summed unit at every sample, and the Chrome export names them.
+"$NPUSIM" record -q -A -o "$tmp/g24.A.npt" -I 500 "$tmp/g24/launch.json" || fail "record -A"
+"$NPUSIM" trace export --format csv "$tmp/g24.A.npt" -o "$tmp/A.csv" || fail "csv -A"
+"$NPUSIM" trace export --format csv "$tmp/g24.npt" -o "$tmp/S.csv" || fail "csv summed"
+"$NPUSIM" trace export --format chrome "$tmp/g24.A.npt" -o "$tmp/A.json" || fail "chrome -A"
+python3 - "$tmp/A.csv" "$tmp/S.csv" "$tmp/g24.stat.json" "$tmp/A.json" <<'PY' || fail "-A: per-unit memory counters"
+import csv, json, sys
+stat = json.load(open(sys.argv[3]))["events"]
+ncores = len(stat["insns"]["per_instance"])
+def samples(f):
+    d = {}
+    for r in csv.DictReader(open(f)):
+        if r["kind"] == "counter" and int(r["unit"]) >= ncores:
+            d.setdefault((int(r["unit"]), r["name"]), {})[int(r["cycle"])] = int(r["value"])
+    return d
+A, S = samples(sys.argv[1]), samples(sys.argv[2])
+l2 = ("l2.hits", "l2.misses", "l2.bytes")
+hbm = ("hbm.bytes_read", "hbm.bytes_written")
+nsl = len(stat["l2.hits"]["per_instance"])
+nch = len(stat["hbm.bytes_read"]["per_instance"])
+bad = 0
+for u in range(nsl + nch):
+    names, inst = (l2, u) if u < nsl else (hbm, u - nsl)
+    for n in l2 + hbm:
+        k = (ncores + u, n)
+        if n not in names:
+            if k in A: print("unit %d carries %s" % (u, n)); bad += 1
+            continue
+        last = A[k][max(A[k])]
+        if last != stat[n]["per_instance"][inst]:
+            print("unit %d %s: last %d != stat %d" % (u, n, last, stat[n]["per_instance"][inst])); bad += 1
+for n in l2 + hbm:
+    tot = S[(ncores, n)]
+    units = [A[(ncores + u, n)] for u in range(nsl + nch) if (ncores + u, n) in A]
+    for t, v in tot.items():
+        if sum(x[t] for x in units) != v:
+            print("%s at %d: units sum to %d, summed unit %d" % (n, t, sum(x[t] for x in units), v)); bad += 1
+procs = {e["args"]["name"] for e in json.load(open(sys.argv[4]))["traceEvents"]
+         if e.get("ph") == "M" and e.get("name") == "process_name"}
+for want in ("L2 slice 0", "L2 slice %d" % (nsl - 1), "HBM channel 0", "HBM channel %d" % (nch - 1)):
+    if want not in procs: print("chrome: no process", want); bad += 1
+if "memory (L2 + HBM)" in procs: print("chrome: the summed unit is there too"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+echo "ok: record -A (per slice and channel, against stat -A and the summed unit)"
+
 # the disassembly of every pc is in the trace (csv disasm column never empty for insns)
 "$NPUSIM" trace export --format csv "$tmp/g2.npt" -o "$tmp/g2.csv" || fail "csv"
 python3 - "$tmp/g2.csv" <<'PY' || fail "an instruction without disassembly"
@@ -161,6 +209,10 @@ echo "ok: full level has every HBM command"
 "$NPUSIM" record -o "$tmp/x.npt" --mode func "$tmp/g2/launch.json" > /dev/null 2>&1; [ $? -eq 2 ] || fail "func mode"
 "$NPUSIM" record -o "$tmp/nodir/x.npt" "$tmp/g2/launch.json" > /dev/null 2>&1; [ $? -eq 2 ] || fail "unwritable -o"
 "$NPUSIM" record -o "$tmp/x.npt" "$tmp/missing.elf" > /dev/null 2>&1; [ $? -eq 2 ] || fail "missing kernel"
+"$NPUSIM" record -o "$tmp/x.npt" -A -I 0 "$tmp/g2/launch.json" 2> "$tmp/err.log"
+[ $? -eq 2 ] && grep -q -- "-I 0" "$tmp/err.log" || fail "-A with -I 0"
+"$NPUSIM" record -o "$tmp/x.npt" -A --set timing.memory_model=fixed "$tmp/g2/launch.json" 2> "$tmp/err.log"
+[ $? -eq 2 ] && grep -q "fixed" "$tmp/err.log" || fail "-A with the fixed GM port"
 [ ! -e "$tmp/x.npt" ] || fail "a failed record left a trace"
 echo "ok: command-line errors"
 exit 0
