@@ -53,7 +53,7 @@ say "sanitizers (every tool)"
 show "$NPUSIM" check --tool all "$OUT/gemm/launch.json"
 
 say "record a trace and export it"
-show "$NPUSIM" record -o "$OUT/gemm.npt" --level full "$OUT/gemm/launch.json"
+show "$NPUSIM" record -o "$OUT/gemm.npt" --level full -A "$OUT/gemm/launch.json"
 show "$NPUSIM" trace info "$OUT/gemm.npt"
 show "$NPUSIM" trace export --format chrome "$OUT/gemm.npt" -o "$OUT/gemm.json"
 show "$NPUSIM" trace export --format folded "$OUT/gemm.npt" -o "$OUT/gemm.folded"

@@ -454,6 +454,44 @@ static void lod_free(vw_lod *lod);
 
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
+/* Add delta, counted over the cycles pt..t (t > pt), to the bins of width
+ * w it covers, in proportion; a delta at one cycle (t == pt) goes to the
+ * bin of that cycle. */
+static void spread(double *bin, size_t nbins, uint64_t w, uint64_t pt, uint64_t t, double delta)
+{
+    if (t == pt) {
+        uint64_t bi = pt ? (pt - 1) / w : 0;
+        if (bi < nbins)
+            bin[bi] += delta;
+        return;
+    }
+    double span = (double)(t - pt);
+    for (uint64_t bi = pt / w; bi <= (t - 1) / w && bi < nbins; bi++) {
+        uint64_t a = NPU_MAX(pt, bi * w), z = NPU_MIN(t, (bi + 1) * w);
+        if (z > a)
+            bin[bi] += delta * (double)(z - a) / span;
+    }
+}
+
+/* The heat map row of a counter unit named "L2 slice N" / "HBM channel N"
+ * (kind in *g), or -1. */
+static int heat_row(const char *name, int *g)
+{
+    static const char *const pre[VW_HEAT__N] = { "L2 slice ", "HBM channel " };
+    for (int k = 0; name && k < VW_HEAT__N; k++) {
+        size_t l = strlen(pre[k]);
+        if (strncmp(name, pre[k], l) != 0)
+            continue;
+        char *end;
+        long v = strtol(name + l, &end, 10);
+        if (end == name + l || *end || v < 0 || v >= 4096)
+            return -1;
+        *g = k;
+        return (int)v;
+    }
+    return -1;
+}
+
 /* trc_kind_class as a table the filing loop reads inline (one call per
  * event otherwise): expanded from the same events.def */
 static const uint8_t kind_class[TRC_NKINDS] = {
@@ -476,6 +514,11 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     core_ld *cl = NULL;
     ctr_last *last = NULL;
     size_t nlast = 0;
+    int32_t *hunit = NULL;      /* per counter unit: heat kind << 16 | row, or -1 */
+    uint32_t nhunit = 0;
+    int hctr[64];               /* per counter id (< 64): the heat kind it feeds, or -1 */
+    for (int i = 0; i < 64; i++)
+        hctr[i] = -1;
     trc_iter *it = NULL;
     fmap fm = {0};
     int32_t *fnext = NULL;  /* per flow: the next older unpaired set of its key */
@@ -506,6 +549,34 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             m->ctr[i].bin = npu_calloc(nb, sizeof(double));
             if (!m->ctr[i].bin)
                 goto oom;
+        }
+        /* heat maps of per-slice and per-channel units (record -A) */
+        const trc_names *un = &m->meta->units;
+        if (un->count && un->names) {
+            hunit = npu_malloc(un->count * sizeof *hunit);
+            if (!hunit)
+                goto oom;
+            for (uint32_t u = 0; u < un->count; u++) {
+                int g = 0, row = heat_row(un->names[u], &g);
+                hunit[u] = row < 0 ? -1 : g << 16 | row;
+                if (row >= 0 && (uint32_t)row + 1 > m->heat[g].n)
+                    m->heat[g].n = (uint32_t)row + 1;
+            }
+            nhunit = un->count;
+            for (int g = 0; g < VW_HEAT__N; g++) {
+                vw_heat *h = &m->heat[g];
+                if (!h->n)
+                    continue;
+                h->nbins = nb;
+                h->bin = npu_calloc((size_t)h->n * nb, sizeof(double));
+                if (!h->bin)
+                    goto oom;
+            }
+        }
+        for (size_t i = 0; i < m->nctr && i < 64; i++) {
+            const char *nm = m->ctr[i].name;
+            hctr[i] = !strcmp(nm, "l2.bytes") ? VW_HEAT_L2
+                    : !strcmp(nm, "hbm.bytes_read") || !strcmp(nm, "hbm.bytes_written") ? VW_HEAT_HBM : -1;
         }
     }
     /* a trace whose STALL causes include wait_flag shows waits twice if
@@ -654,19 +725,13 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                 /* the delta since the unit's last sample, spread evenly over
                  * the bins that interval covers (totals stay exact) */
                 double delta = (double)(e.val - pv);
-                uint64_t w = m->ctr_width;
                 vw_counter *k = &m->ctr[e.id];
-                if (e.t0 == pt) {   /* two samples at one cycle: the bin of that cycle */
-                    uint64_t bi = pt ? (pt - 1) / w : 0;
-                    if (bi < k->nbins)
-                        k->bin[bi] += delta;
-                } else {
-                    double span = (double)(e.t0 - pt);
-                    for (uint64_t bi = pt / w; bi <= (e.t0 - 1) / w && bi < k->nbins; bi++) {
-                        uint64_t a = NPU_MAX(pt, bi * w), z = NPU_MIN(e.t0, (bi + 1) * w);
-                        if (z > a)
-                            k->bin[bi] += delta * (double)(z - a) / span;
-                    }
+                spread(k->bin, k->nbins, m->ctr_width, pt, e.t0, delta);
+                if (e.core < nhunit && hunit[e.core] >= 0 && e.id < 64 &&
+                    hctr[e.id] == hunit[e.core] >> 16) {
+                    vw_heat *h = &m->heat[hunit[e.core] >> 16];
+                    uint32_t row = (uint32_t)hunit[e.core] & 0xFFFF;
+                    spread(h->bin + (size_t)row * h->nbins, h->nbins, m->ctr_width, pt, e.t0, delta);
                 }
             }
             if (l->seen && e.val < l->v)
@@ -735,6 +800,12 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             mx = NPU_MAX(mx, vw_counter_rate(m, &m->ctr[i], k));
         m->ctr[i].max_rate = mx;
     }
+    for (int g = 0; g < VW_HEAT__N; g++) {
+        vw_heat *h = &m->heat[g];
+        for (uint32_t row = 0; row < h->n; row++)
+            for (size_t k = 0; k < h->nbins; k++)
+                h->max_rate = NPU_MAX(h->max_rate, vw_heat_rate(m, h, row, k));
+    }
     if (m->t_end <= m->t_min)
         m->t_end = m->t_min + 1;
     roofs(m);
@@ -744,6 +815,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     trc_iter_free(it);
     npu_free(cl);
     npu_free(last);
+    npu_free(hunit);
     npu_free(sm.key);
     npu_free(sm.val);
     npu_free(fm.key);
@@ -760,6 +832,7 @@ fail:
     trc_iter_free(it);
     npu_free(cl);
     npu_free(last);
+    npu_free(hunit);
     npu_free(sm.key);
     npu_free(sm.val);
     npu_free(fm.key);
@@ -790,6 +863,8 @@ void vw_model_free(vw_model *m)
     for (size_t i = 0; i < m->nctr; i++)
         npu_free(m->ctr[i].bin);
     npu_free(m->ctr);
+    for (int g = 0; g < VW_HEAT__N; g++)
+        npu_free(m->heat[g].bin);
     for (uint32_t i = 0; i < m->nhbm; i++)
         npu_free(m->hbm[i].v);
     npu_free(m->hbm);
@@ -811,6 +886,16 @@ size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t)
             hi = mid;
     }
     return lo;
+}
+
+double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k)
+{
+    if (row >= h->n || k >= h->nbins || !m->ctr_width)
+        return 0.0;
+    uint64_t a = (uint64_t)k * m->ctr_width, z = a + m->ctr_width;
+    if (m->t_end > a && m->t_end < z)
+        z = m->t_end;
+    return z > a ? h->bin[(size_t)row * h->nbins + k] / (double)(z - a) : 0.0;
 }
 
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k)

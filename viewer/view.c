@@ -135,7 +135,7 @@ static float lanes_bottom(const vw_view *v)
 }
 
 /* The rows of the timeline, top to bottom (before scrolling). */
-typedef enum { ROW_CTR, ROW_CORE, ROW_LANE, ROW_HBM_HDR, ROW_HBM } row_kind;
+typedef enum { ROW_CTR, ROW_HEAT, ROW_CORE, ROW_LANE, ROW_HBM_HDR, ROW_HBM } row_kind;
 typedef struct row { row_kind k; uint32_t core; unsigned pipe; float y, h; } row;
 
 static size_t layout(const vw_view *v, row *rows, size_t max)
@@ -156,6 +156,11 @@ static size_t layout(const vw_view *v, row *rows, size_t max)
             ADD(ROW_CTR, (uint32_t)i, 0, CTR_H);
             nct++;
         }
+    /* heat maps of the per-slice / per-channel memory units (record -A):
+     * 3 pixels a row, at least a counter track's height */
+    for (uint32_t g = 0; g < VW_HEAT__N; g++)
+        if (m->heat[g].n && m->heat[g].max_rate > 0)
+            ADD(ROW_HEAT, g, 0, (float)NPU_MAX(m->heat[g].n * 3 + 4, CTR_H));
     for (uint32_t c = 0; c < m->ncores; c++) {
         int any = 0;
         for (unsigned p = 0; p < TRC_NPIPES; p++)
@@ -1129,6 +1134,47 @@ static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, f
     }
 }
 
+/* Heat colour of f in [0, 1]: dark blue, mid blue, warm yellow. */
+static uint32_t heat_colour(double f)
+{
+    static const unsigned st[3][3] = { { 0x2D, 0x44, 0x66 }, { 0x4F, 0x8F, 0xCB }, { 0xF2, 0xD0, 0x6B } };
+    f = f < 0 ? 0 : f > 1 ? 1 : f;
+    int i = f < 0.5 ? 0 : 1;
+    double u = f < 0.5 ? f * 2 : (f - 0.5) * 2;
+    uint32_t c = 0xFF;
+    for (int k = 0; k < 3; k++)
+        c |= (uint32_t)(st[i][k] + (st[i + 1][k] - (double)st[i][k]) * u + 0.5) << (24 - 8 * k);
+    return c;
+}
+
+/* One row per slice or channel; a pixel column's colour is the largest
+ * rate of the bins under it, relative to the busiest row and bin. */
+static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float h)
+{
+    double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
+    int W = (int)(x1 - x0);
+    double wdt = (double)v->m->ctr_width;
+    if (hm->max_rate <= 0 || !hm->n)
+        return;
+    float rh = (h - 4) / (float)hm->n;
+    for (int px = 0; px < W; px++) {
+        double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + 1);
+        if (tz < 0 || ta / wdt >= (double)hm->nbins)
+            continue;
+        size_t ba = ta > 0 ? (size_t)(ta / wdt) : 0, bz = (size_t)(tz / wdt);
+        if (bz >= hm->nbins)
+            bz = hm->nbins - 1;
+        for (uint32_t row = 0; row < hm->n; row++) {
+            double mx = 0;
+            for (size_t k = ba; k <= bz; k++)
+                mx = NPU_MAX(mx, vw_heat_rate(v->m, hm, row, k));
+            if (mx > 0)
+                vw_rect(o, (float)(x0 + px), y + 2 + rh * (float)row, 1, NPU_MAX(rh - 0.5f, 1.0f),
+                        heat_colour(mx / hm->max_rate));
+        }
+    }
+}
+
 static void draw_hbm(vw_view *v, vw_cmds *o, const vw_lane_hbm *l, float y, float h)
 {
     static const uint32_t cmdc[5] = { 0x6BAF8DFF, 0x5C8FCCFF, 0xD9A066FF, 0x8A9BB0FF, 0xC8625EFF };
@@ -1362,6 +1408,22 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
             snprintf(b, sizeof b, "max %.3g /cyc", c->max_rate);
             vw_text(o, S(v, 8), y + S(v, 3) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
             draw_counter(v, o, c, y, r->h);
+            vw_line(o, 0, y + r->h - 1, (float)v->w, y + r->h - 1, C_GRID);
+            break;
+        }
+        case ROW_HEAT: {
+            static const char *const title[VW_HEAT__N] = { "L2 slices", "HBM channels" };
+            static const char *const what[VW_HEAT__N] = { "l2.bytes", "hbm.bytes_*" };
+            const vw_heat *hm = &m->heat[r->core];
+            vw_rect(o, 0, y, (float)v->w, r->h, 0x22262CFF);
+            vw_text(o, S(v, 8), y + S(v, 3), VW_FONT_SMALL, C_TEXT, title[r->core]);
+            snprintf(b, sizeof b, "%s, 0..%u", what[r->core], hm->n - 1);
+            vw_text(o, S(v, 8), y + S(v, 3) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
+            snprintf(b, sizeof b, "max %.3g B/cyc", hm->max_rate);
+            vw_text(o, S(v, 8), y + S(v, 3) + 2 * line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
+            vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
+            draw_heat(v, o, hm, y, r->h);
+            vw_clip(o, 0, top, (float)v->w, bot - top);
             vw_line(o, 0, y + r->h - 1, (float)v->w, y + r->h - 1, C_GRID);
             break;
         }

@@ -98,6 +98,17 @@ typedef struct vw_counter {
     uint64_t total;     /* the last sample of each unit, summed over units */
 } vw_counter;
 
+/* A heat map: one row per memory unit of one kind (the units `npusim
+ * record -A` names "L2 slice N" / "HBM channel N"), bytes per counter bin
+ * (l2.bytes; hbm.bytes_read + hbm.bytes_written). */
+enum { VW_HEAT_L2, VW_HEAT_HBM, VW_HEAT__N };
+typedef struct vw_heat {
+    uint32_t n;         /* rows (the largest N + 1); 0 = no such units */
+    double *bin;        /* [n * nbins] bytes per bin (row-major) */
+    size_t nbins;
+    double max_rate;    /* bytes per cycle of the busiest row and bin */
+} vw_heat;
+
 typedef struct vw_tick { uint64_t t; uint8_t cmd; } vw_tick;
 typedef struct vw_lane_hbm { vw_tick *v; size_t n, cap; } vw_lane_hbm;
 
@@ -133,6 +144,7 @@ typedef struct vw_model {
     vw_flow *flows; size_t nflows, capflows;
     vw_counter *ctr; size_t nctr;
     uint64_t ctr_width;
+    vw_heat heat[VW_HEAT__N];
     vw_lane_hbm *hbm; uint32_t nhbm;  /* channel x pseudo-channel lanes */
     uint64_t *hbm_col_t; size_t nhbm_col;  /* times of every lane's column commands (RD/WR), sorted */
     vw_frame *stacks; size_t nstacks, capstacks;
@@ -202,6 +214,8 @@ uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
 uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint);
 /* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
  * covers up to the end of the run (the last bin may be partial). */
+/* Bytes per cycle of heat map row `row` in bin k. */
+double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k);
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k);
 const char *vw_op_name(const vw_model *m, unsigned op);
 const char *vw_cause_name(const vw_model *m, unsigned cause);

@@ -83,3 +83,38 @@ print("checked %d quoted lines" % checked)
 sys.exit(1 if bad or checked < 30 else 0)
 PY
 echo "ok: docs/bottlenecks.md matches the runs"
+
+# step 5's HBM stacks: the windows whose reads all went to one stack, and
+# the xor_map experiment's latency, cycles and L2 stalls
+"$NPUSIM" stat -I 1000 -A -x, -e hbm.bytes_read "$tmp/g1k/launch.json" > "$tmp/stacks.csv" 2>/dev/null ||
+    fail "stat -I 1000 -A"
+python3 - "$tmp/stacks.csv" "$doc" <<'PY' || fail "step 5's stack figures differ from the run"
+import collections, re, sys
+w = collections.defaultdict(dict)
+for l in open(sys.argv[1]):
+    f = l.strip().split(",")
+    if len(f) > 4 and f[4] == "hbm.bytes_read":
+        w[int(f[0])][int(f[1][len("chan"):])] = int(f[2])
+one = [t for t, d in w.items() if len({c // 8 for c, v in d.items() if v}) == 1]
+tot = sum(sum(d.values()) for d in w.values())
+doc = re.sub(r"\s+", " ", open(sys.argv[2]).read())
+want = ["in %d of the run's %d windows" % (len(one), len(w)),
+        "(%.2f of the %.2f MB read)" % (sum(sum(w[t].values()) for t in one) / 1e6, tot / 1e6)]
+missing = [x for x in want if x not in doc]
+if missing:
+    print("not in the page:", missing)
+sys.exit(1 if missing else 0)
+PY
+"$NPUSIM" stat -x, -e chip.cycles,hbm.read_latency,l2.stall_cycles --set 'memory.hbm.xor_map=g*^r* b*^r* k0^h0 k1^h1' \
+    "$tmp/g1k/launch.json" > "$tmp/xor.csv" 2>/dev/null || fail "stat with the stack xor"
+"$NPUSIM" stat -x, -e hbm.read_latency,l2.stall_cycles "$tmp/g1k/launch.json" > "$tmp/base.csv" 2>/dev/null ||
+    fail "stat hbm.read_latency"
+for f in "$tmp/xor.csv" "$tmp/base.csv"; do
+    lat=$(awk -F, '$4 == "hbm.read_latency" { printf "%.2f tCK", $5 }' "$f")
+    st=$(awk -F, '$4 == "l2.stall_cycles" { printf "%.2f M", $2 / 1e6 }' "$f")
+    grep -qF "${lat% tCK}" "$doc" || fail "mean read latency $lat not in the page"
+    grep -qF "$st" "$doc" || fail "l2.stall_cycles $st not in the page"
+done
+cyc=$(awk -F, '$4 == "chip.cycles" { print $2 }' "$tmp/xor.csv" | python3 -c 'import sys; print(format(int(sys.stdin.read()), ",").replace(",", " "))')
+grep -qF "takes $cyc cycles" "$doc" || fail "the stack xor's $cyc cycles not in the page"
+echo "ok: step 5's stacks and the xor experiment"

@@ -319,6 +319,68 @@ START_TEST(t_hbm_bytes_from_counters)
 }
 END_TEST
 
+/* Heat maps: units named "L2 slice N" / "HBM channel N" (npusim record -A)
+ * get a row each, N giving the row; l2.bytes feeds the slices' map and
+ * hbm.bytes_read + hbm.bytes_written the channels'; a counter of the other
+ * kind on a unit, or a unit with another name, feeds none. */
+/* The heat-map trace: slices 0 and 1, channels 0 and 3 (and a gap), with
+ * the units named (or, named = 0, not). */
+static void heat_trace(vw_model *m, int named)
+{
+    static const char *const ctrs[] = { "l2.bytes", "hbm.bytes_read", "hbm.bytes_written" };
+    static const char *units[] = { NULL, NULL, "L2 slice 0", "L2 slice 1", "HBM channel 0",
+                                   "HBM channel 3", "HBM channel x", "memory (L2 + HBM)" };
+    trc_meta meta = counter_meta(ctrs, 3);
+    if (named)
+        meta.units = (trc_names){ units, 8 };
+    trc_event ev[16];
+    size_t n = 0;
+    for (uint32_t c = 0; c < 2; c++)
+        ev[n++] = trc_ev_insn(c, 0, 0, 0, 0, 0, 300, 0);
+    ev[n++] = trc_ev_counter(2, 0, 100, 1000);   /* slice 0: 1000 B in 0..100, 3000 in 100..200 */
+    ev[n++] = trc_ev_counter(2, 0, 200, 4000);
+    ev[n++] = trc_ev_counter(3, 0, 200, 400);    /* slice 1: 400 B over 0..200 */
+    ev[n++] = trc_ev_counter(3, 1, 200, 7777);   /* an HBM counter on a slice: not mapped */
+    ev[n++] = trc_ev_counter(4, 1, 100, 500);    /* channel 0: reads and writes add */
+    ev[n++] = trc_ev_counter(4, 2, 100, 100);
+    ev[n++] = trc_ev_counter(5, 1, 300, 900);    /* channel 3: 900 B over 0..300 */
+    ev[n++] = trc_ev_counter(6, 1, 300, 5555);   /* not a heat unit */
+    ev[n++] = trc_ev_counter(7, 0, 300, 9999);   /* the summed unit: not a heat unit */
+    load_events(named ? "heat" : "heat0", &meta, ev, n, m);
+}
+
+/* Heat maps: units named "L2 slice N" / "HBM channel N" (npusim record -A)
+ * get a row each, N giving the row; l2.bytes feeds the slices' map and
+ * hbm.bytes_read + hbm.bytes_written the channels'; a counter of the other
+ * kind on a unit, or a unit with another name, feeds none. */
+START_TEST(t_heat_maps)
+{
+    vw_model m;
+    heat_trace(&m, 1);
+    const vw_heat *l2 = &m.heat[VW_HEAT_L2], *hb = &m.heat[VW_HEAT_HBM];
+    ck_assert_uint_eq(l2->n, 2);
+    ck_assert_uint_eq(hb->n, 4);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, l2, 0, 0), 10.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, l2, 0, 1), 30.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, l2, 1, 0), 2.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, l2, 1, 1), 2.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, l2, 0, 2), 0.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, hb, 0, 0), 6.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, hb, 1, 0), 0.0, 1e-9);
+    for (size_t k = 0; k < 3; k++)
+        ck_assert_double_eq_tol(vw_heat_rate(&m, hb, 3, k), 3.0, 1e-9);
+    ck_assert_double_eq_tol(vw_heat_rate(&m, hb, 4, 0), 0.0, 1e-9);   /* no such row */
+    ck_assert_double_eq_tol(l2->max_rate, 30.0, 1e-9);
+    ck_assert_double_eq_tol(hb->max_rate, 6.0, 1e-9);
+    vw_model_free(&m);
+    /* without such units: no maps */
+    heat_trace(&m, 0);
+    ck_assert_uint_eq(m.heat[VW_HEAT_L2].n, 0);
+    ck_assert_uint_eq(m.heat[VW_HEAT_HBM].n, 0);
+    vw_model_free(&m);
+}
+END_TEST
+
 START_TEST(t_track_busy)
 {
     vw_model m;
@@ -926,6 +988,43 @@ START_TEST(t_picture_timeline)
 }
 END_TEST
 
+/* The heat maps in the timeline: the busiest row and bin in the map's top
+ * colour (slice 0 in 100..200, channel 0 in 0..100), half of it (channel 3
+ * everywhere) in the middle one, and no top colour where nothing is at the
+ * maximum (200..300). */
+START_TEST(t_picture_heat)
+{
+    vw_model m;
+    heat_trace(&m, 1);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 1280, 800, 1, &d) == NPU_OK);
+    v.t0 = 0;
+    v.t1 = 300;
+    v.mx = v.my = 0;
+    void *sv;
+    ck_assert_msg(vw_render_view(&v, &sv, &d) == NPU_OK, "%s", d.msg);
+    SDL_Surface *s = sv;
+    const uint32_t top = 0xF2D06BFF, mid = 0x4F8FCBFF;
+    int n_top[3] = { 0 }, n_mid[3] = { 0 };
+    for (int k = 0; k < 3; k++) {
+        int x = (int)vw_t_to_x(&v, 50.0 + 100.0 * k);
+        for (int y = 0; y < s->h; y++) {
+            n_top[k] += px(s, x, y) == top;
+            n_mid[k] += px(s, x, y) == mid;
+        }
+    }
+    ck_assert_int_gt(n_top[0], 0);      /* channel 0 */
+    ck_assert_int_gt(n_top[1], 0);      /* slice 0 */
+    ck_assert_int_eq(n_top[2], 0);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_gt(n_mid[k], 0);  /* channel 3 at half the maximum */
+    SDL_FreeSurface(s);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
 /* The zoomed-out core header's utilisation row at an odd plot width: its
  * columns go two pixels at a time, so the loop ends past the plot, and the
  * last run of equal heights must still be drawn. Core 0 keeps three pipes
@@ -1200,6 +1299,7 @@ int main(void)
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_hbm_bytes_from_counters);
+    tcase_add_test(tc, t_heat_maps);
     tcase_add_test(tc, t_flame);
     tcase_add_test(tc, t_range_summaries);
     suite_add_tcase(s, tc);
@@ -1214,6 +1314,7 @@ int main(void)
     tc = tcase_create("pictures");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_picture_timeline);
+    tcase_add_test(tc, t_picture_heat);
     tcase_add_test(tc, t_picture_views);
     tcase_add_test(tc, t_util_odd_width);
     suite_add_tcase(s, tc);
