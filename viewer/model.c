@@ -565,6 +565,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             nhunit = un->count;
             for (int g = 0; g < VW_HEAT__N; g++) {
                 vw_heat *h = &m->heat[g];
+                if (h->n && (size_t)h->n * nb > ((size_t)1 << 26))
+                    h->n = 0;   /* too many cells (an odd trace): no map, not 512 MB */
                 if (!h->n)
                     continue;
                 h->nbins = nb;
@@ -731,7 +733,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
                     hctr[e.id] == hunit[e.core] >> 16) {
                     vw_heat *h = &m->heat[hunit[e.core] >> 16];
                     uint32_t row = (uint32_t)hunit[e.core] & 0xFFFF;
-                    spread(h->bin + (size_t)row * h->nbins, h->nbins, m->ctr_width, pt, e.t0, delta);
+                    if (row < h->n)
+                        spread(h->bin + (size_t)row * h->nbins, h->nbins, m->ctr_width, pt, e.t0, delta);
                 }
             }
             if (l->seen && e.val < l->v)

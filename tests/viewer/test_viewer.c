@@ -378,6 +378,18 @@ START_TEST(t_heat_maps)
     ck_assert_uint_eq(m.heat[VW_HEAT_L2].n, 0);
     ck_assert_uint_eq(m.heat[VW_HEAT_HBM].n, 0);
     vw_model_free(&m);
+    /* a unit number that would need more than 2^26 cells: no map, the
+     * trace still loads and the counter still counts */
+    static const char *const ctrs[] = { "hbm.bytes_read" };
+    static const char *big[] = { NULL, NULL, "HBM channel 4095" };
+    trc_meta meta = counter_meta(ctrs, 1);
+    meta.units = (trc_names){ big, 3 };
+    trc_event ev[3] = { trc_ev_insn(0, 0, 0, 0, 0, 0, 300, 0), trc_ev_insn(1, 0, 0, 0, 0, 0, 300, 0),
+                        trc_ev_counter(2, 0, 1638400, 64) };
+    load_events("heatbig", &meta, ev, 3, &m);
+    ck_assert_uint_eq(m.heat[VW_HEAT_HBM].n, 0);
+    ck_assert_uint_eq(m.ctr[0].total, 64);
+    vw_model_free(&m);
 }
 END_TEST
 
