@@ -891,24 +891,27 @@ size_t vw_track_first(const uint64_t *maxend, size_t n, uint64_t t)
     return lo;
 }
 
+/* Cycles of counter bin k (the last one ends at the trace's end). */
+static double bin_cycles(const vw_model *m, size_t k)
+{
+    uint64_t a = (uint64_t)k * m->ctr_width, z = a + m->ctr_width;
+    if (m->t_end > a && m->t_end < z)
+        z = m->t_end;
+    return (double)(z - a);
+}
+
 double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k)
 {
     if (row >= h->n || k >= h->nbins || !m->ctr_width)
         return 0.0;
-    uint64_t a = (uint64_t)k * m->ctr_width, z = a + m->ctr_width;
-    if (m->t_end > a && m->t_end < z)
-        z = m->t_end;
-    return z > a ? h->bin[(size_t)row * h->nbins + k] / (double)(z - a) : 0.0;
+    return h->bin[(size_t)row * h->nbins + k] / bin_cycles(m, k);
 }
 
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k)
 {
     if (k >= c->nbins || !m->ctr_width)
         return 0.0;
-    uint64_t a = (uint64_t)k * m->ctr_width, z = a + m->ctr_width;
-    if (m->t_end > a && m->t_end < z)
-        z = m->t_end;
-    return c->bin[k] / (double)(z - a);
+    return c->bin[k] / bin_cycles(m, k);
 }
 
 size_t vw_first_ge(const vw_box *b, size_t n, uint64_t t, size_t from)

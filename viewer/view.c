@@ -1104,21 +1104,32 @@ static void draw_util(vw_view *v, vw_cmds *o, uint32_t core, float y, float h, u
 #undef UTIL_FLUSH
 }
 
+/* The counter bins under pixel column px of the plot (from x0): ba..bz;
+ * 0 when the column is outside the bins. */
+static int px_bins(const vw_view *v, double x0, int px, size_t nbins, size_t *ba, size_t *bz)
+{
+    double wdt = (double)v->m->ctr_width;
+    double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + 1);
+    if (tz < 0 || ta / wdt >= (double)nbins)
+        return 0;
+    *ba = ta > 0 ? (size_t)(ta / wdt) : 0;
+    *bz = (size_t)(tz / wdt);
+    if (*bz >= nbins)
+        *bz = nbins - 1;
+    return 1;
+}
+
 static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, float h)
 {
     /* min/max of the bins under each pixel column */
     double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
     int W = (int)(x1 - x0);
-    double wdt = (double)v->m->ctr_width;
     if (c->max_rate <= 0)
         return;
     for (int px = 0; px < W; px++) {
-        double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + 1);
-        if (tz < 0 || ta / wdt >= (double)c->nbins)
+        size_t ba, bz;
+        if (!px_bins(v, x0, px, c->nbins, &ba, &bz))
             continue;
-        size_t ba = ta > 0 ? (size_t)(ta / wdt) : 0, bz = (size_t)(tz / wdt);
-        if (bz >= c->nbins)
-            bz = c->nbins - 1;
         double mn = 1e300, mx = 0;
         for (size_t k = ba; k <= bz; k++) {
             double r = vw_counter_rate(v->m, c, k);   /* delta per cycle */
@@ -1153,17 +1164,13 @@ static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float 
 {
     double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
     int W = (int)(x1 - x0);
-    double wdt = (double)v->m->ctr_width;
     if (hm->max_rate <= 0 || !hm->n)
         return;
     float rh = (h - 4) / (float)hm->n;
     for (int px = 0; px < W; px++) {
-        double ta = vw_x_to_t(v, x0 + px), tz = vw_x_to_t(v, x0 + px + 1);
-        if (tz < 0 || ta / wdt >= (double)hm->nbins)
+        size_t ba, bz;
+        if (!px_bins(v, x0, px, hm->nbins, &ba, &bz))
             continue;
-        size_t ba = ta > 0 ? (size_t)(ta / wdt) : 0, bz = (size_t)(tz / wdt);
-        if (bz >= hm->nbins)
-            bz = hm->nbins - 1;
         for (uint32_t row = 0; row < hm->n; row++) {
             double mx = 0;
             for (size_t k = ba; k <= bz; k++)
