@@ -157,10 +157,10 @@ static size_t layout(const vw_view *v, row *rows, size_t max)
             nct++;
         }
     /* heat maps of the per-slice / per-channel memory units (record -A):
-     * 3 pixels a row, at least a counter track's height */
+     * 3 pixels a row, at least the height of their three label lines */
     for (uint32_t g = 0; g < VW_HEAT__N; g++)
         if (m->heat[g].n && m->heat[g].max_rate > 0)
-            ADD(ROW_HEAT, g, 0, (float)NPU_MAX(m->heat[g].n * 3 + 4, CTR_H));
+            ADD(ROW_HEAT, g, 0, (float)NPU_MAX(m->heat[g].n * 3 + 4, CTR_H + 12));
     for (uint32_t c = 0; c < m->ncores; c++) {
         int any = 0;
         for (unsigned p = 0; p < TRC_NPIPES; p++)
@@ -693,6 +693,22 @@ vw_hit vw_hit_test(vw_view *v, int x, int y)
             }
             if (best != SIZE_MAX)
                 h = (vw_hit){ .kind = stall ? 2 : 1, .core = r->core, .pipe = r->pipe, .index = best };
+        } else if ((r->k == ROW_CTR || r->k == ROW_HEAT) && x >= vw_time_x0(v) && x < vw_time_x1(v)) {
+            /* a counter bin: the track's (core = counter id) or a heat
+             * map's cell (core = map, pipe = its row) */
+            double tx = vw_x_to_t(v, x);
+            size_t nb = r->k == ROW_CTR ? v->m->ctr[r->core].nbins : v->m->heat[r->core].nbins;
+            size_t k = tx > 0 ? (size_t)(tx / (double)v->m->ctr_width) : 0;
+            if (tx >= 0 && k < nb && tx < (double)v->m->t_end) {
+                if (r->k == ROW_CTR) {
+                    h = (vw_hit){ .kind = 9, .core = r->core, .index = k };
+                } else {
+                    const vw_heat *hm = &v->m->heat[r->core];
+                    float rh = (r->h - 4) / (float)hm->n, d = ly - r->y - 2;
+                    if (d >= 0 && d < rh * (float)hm->n)
+                        h = (vw_hit){ .kind = 10, .core = r->core, .pipe = (unsigned)(d / rh), .index = k };
+                }
+            }
         }
         break;
     }
@@ -1296,6 +1312,32 @@ static void tooltip(vw_view *v, vw_cmds *o, const char *const *lines, int n)
         vw_text(o, x + S(v, 8), y + S(v, 6) + i * lh, VW_FONT_MONO, i == 0 ? C_TEXT : C_DIM, lines[i]);
 }
 
+/* The tooltip of a counter bin (kind 9) or heat map cell (kind 10). */
+void vw_bin_lines(const vw_view *v, const vw_hit *h, char buf[3][160])
+{
+    static const char *const unit[VW_HEAT__N] = { "L2 slice", "HBM channel" };
+    static const char *const what[VW_HEAT__N] = { "l2.bytes", "hbm.bytes_read + hbm.bytes_written" };
+    const vw_model *m = v->m;
+    uint64_t a = (uint64_t)h->index * m->ctr_width, z = NPU_MIN(a + m->ctr_width, m->t_end);
+    double rate, mx;
+    if (h->kind == 9) {
+        const vw_counter *c = &m->ctr[h->core];
+        rate = vw_counter_rate(m, c, h->index);
+        mx = c->max_rate;
+        snprintf(buf[0], 160, "%s", c->name);
+    } else {
+        const vw_heat *hm = &m->heat[h->core];
+        rate = vw_heat_rate(m, hm, h->pipe, h->index);
+        mx = hm->max_rate;
+        snprintf(buf[0], 160, "%s %u: %s", unit[h->core], h->pipe, what[h->core]);
+    }
+    char ca[32], cz[32];
+    fmt_cyc(ca, sizeof ca, (double)a);
+    fmt_cyc(cz, sizeof cz, (double)z);
+    snprintf(buf[1], 160, "cycles %s .. %s", ca, cz);
+    snprintf(buf[2], 160, "%.4g per cycle (%.0f %% of the track's maximum)", rate, mx > 0 ? 100 * rate / mx : 0.0);
+}
+
 static void box_lines(const vw_view *v, const vw_hit *h, char buf[6][160])
 {
     const vw_model *m = v->m;
@@ -1526,6 +1568,11 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
                 if (lines[i][0])
                     lp[nl++] = lines[i];
             tooltip(v, o, lp, nl);
+        } else if (h.kind == 9 || h.kind == 10) {
+            char lines[3][160];
+            vw_bin_lines(v, &h, lines);
+            const char *lp[3] = { lines[0], lines[1], lines[2] };
+            tooltip(v, o, lp, 3);
         }
     }
     npu_free(rows);

@@ -307,7 +307,9 @@ typedef enum vw_tab { VW_TAB_TIMELINE, VW_TAB_FLAME, VW_TAB_HOTSPOTS, VW_TAB_COU
 
 typedef struct vw_hit {     /* what is under a point of the timeline */
     int kind;               /* 0 none, 1 box, 2 stall, 3 core header, 4 flame node, 5 tab,
-                               6 table header, 7 overview, 8 hotspot key button */
+                               6 table header, 7 overview, 8 hotspot key button,
+                               9 counter bin (core = counter, index = bin),
+                               10 heat map cell (core = map, pipe = row, index = bin) */
     uint32_t core; unsigned pipe;
     size_t index;           /* box / stall index, flame node, tab, column */
 } vw_hit;
@@ -367,6 +369,8 @@ void vw_set_range(vw_view *v, uint64_t r0, uint64_t r1);
 size_t vw_search(vw_view *v, const char *query);
 void vw_search_next(vw_view *v, int dir);
 vw_hit vw_hit_test(vw_view *v, int x, int y);
+/* The three tooltip lines of a counter bin or heat map cell (hit kinds 9, 10). */
+void vw_bin_lines(const vw_view *v, const vw_hit *h, char buf[3][160]);
 /* Build this frame's commands. */
 void vw_draw(vw_view *v, vw_cmds *out);
 

@@ -1032,6 +1032,46 @@ START_TEST(t_picture_heat)
     for (int k = 0; k < 3; k++)
         ck_assert_int_gt(n_mid[k], 0);  /* channel 3 at half the maximum */
     SDL_FreeSurface(s);
+    /* hovering: channel 3's cell in 100..200 and the l2.bytes track's bin */
+    int x = (int)vw_t_to_x(&v, 150.0), hy = -1, cy = -1;
+    for (int y = 0; y < v.h; y++) {
+        vw_hit h = vw_hit_test(&v, x, y);
+        if (h.kind == 10 && h.core == VW_HEAT_HBM && h.pipe == 3 && hy < 0)
+            hy = y;
+        if (h.kind == 9 && !strcmp(m.ctr[h.core].name, "l2.bytes") && cy < 0)
+            cy = y;
+    }
+    ck_assert_int_ge(hy, 0);
+    ck_assert_int_ge(cy, 0);
+    char lines[3][160];
+    vw_hit h = vw_hit_test(&v, x, hy);
+    ck_assert_uint_eq(h.index, 1);
+    vw_bin_lines(&v, &h, lines);
+    ck_assert_str_eq(lines[0], "HBM channel 3: hbm.bytes_read + hbm.bytes_written");
+    ck_assert_str_eq(lines[1], "cycles 100 .. 200");
+    ck_assert_str_eq(lines[2], "3 per cycle (50 % of the track's maximum)");
+    h = vw_hit_test(&v, x, cy);
+    vw_bin_lines(&v, &h, lines);
+    ck_assert_str_eq(lines[0], "l2.bytes");
+    /* 30 + 2 from the slices, 9999 / 300 from the summed unit */
+    ck_assert_str_eq(lines[2], "65.33 per cycle (100 % of the track's maximum)");
+    /* and the tooltip is drawn: the picture changes right of the mouse */
+    v.mx = v.my = 0;
+    ck_assert_msg(vw_render_view(&v, &sv, &d) == NPU_OK, "%s", d.msg);
+    SDL_Surface *plain = sv;
+    v.mx = x;
+    v.my = hy;
+    ck_assert_msg(vw_render_view(&v, &sv, &d) == NPU_OK, "%s", d.msg);
+    s = sv;
+    if (getenv("NPU_VIEWER_BMP"))
+        SDL_SaveBMP(s, getenv("NPU_VIEWER_BMP"));
+    int changed = 0;
+    for (int yy = hy + 16; yy < NPU_MIN(s->h, hy + 50); yy++)
+        for (int xx = x + 16; xx < NPU_MIN(s->w, x + 200); xx++)
+            changed += px(s, xx, yy) != px(plain, xx, yy);
+    ck_assert_int_gt(changed, 1000);
+    SDL_FreeSurface(plain);
+    SDL_FreeSurface(s);
     vw_view_free(&v);
     vw_model_free(&m);
 }
