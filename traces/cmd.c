@@ -143,6 +143,20 @@ static int cmd_info(int argc, char **argv)
         nfun += m->symbols[i].is_function != 0;
     printf("symbols:      %u (%zu functions); names: %u opcodes, %u stall causes, %u counters\n",
            m->n_symbols, nfun, m->opcodes.count, m->causes.count, m->counters.count);
+    /* the named counter units (the memory system's, npusim record): how
+     * many, and the first and last name */
+    uint32_t nnamed = 0, first = 0, last = 0;
+    for (uint32_t u = 0; m->units.names && u < m->units.count; u++)
+        if (m->units.names[u]) {
+            if (!nnamed++)
+                first = u;
+            last = u;
+        }
+    if (nnamed == 1)
+        printf("units:        %u cores, unit %u named '%s'\n", m->n_cores, first, m->units.names[first]);
+    else if (nnamed)
+        printf("units:        %u cores, %u named units %u..%u ('%s' .. '%s')\n", m->n_cores, nnamed, first, last,
+               m->units.names[first], m->units.names[last]);
     double us = m->clock_ghz > 0 ? (double)(tend - tmin) / (m->clock_ghz * 1000.0) : 0;
     printf("duration:     %llu cycles (%.3f us), cycles %llu..%llu\n",
            (unsigned long long)(tend - tmin), us, (unsigned long long)tmin, (unsigned long long)tend);

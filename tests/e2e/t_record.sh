@@ -176,6 +176,10 @@ for want in ("L2 slice 0", "L2 slice %d" % (nsl - 1), "HBM channel 0", "HBM chan
 if "memory (L2 + HBM)" in procs: print("chrome: the summed unit is there too"); bad += 1
 sys.exit(1 if bad else 0)
 PY
+"$NPUSIM" trace info "$tmp/g24.A.npt" | grep -q "^units: .* 64 named units 24..87 ('L2 slice 0' .. 'HBM channel 31')" ||
+    fail "trace info does not list the -A units"
+"$NPUSIM" trace info "$tmp/g24.npt" | grep -q "^units: .* unit 24 named 'memory (L2 + HBM)'" ||
+    fail "trace info does not name the memory unit"
 echo "ok: record -A (per slice and channel, against stat -A and the summed unit)"
 
 # the disassembly of every pc is in the trace (csv disasm column never empty for insns)
