@@ -328,6 +328,7 @@ typedef struct tm {
      * 1) and its log2 when a power of two, else -1 (gm_pump's pacing) */
     uint64_t path_width[CFG_PATH__COUNT];
     int path_wshift[CFG_PATH__COUNT];
+    uint64_t path_wmul[CFG_PATH__COUNT];   /* width no power of 2: 2^64 / width + 1 (pace_div) */
     int arrived;         /* cores at the cross-core barrier */
     uint64_t arrive_max;
     int finished;        /* cores done */
@@ -677,8 +678,22 @@ static npu_status gm_finish(tm *T, int c, int p)
  *
  * Host cost: this runs once per GM request (millions in a large GEMM), so
  * the stream position lives in locals and is written back on every exit,
- * and the divisions by the line size and the path width are shifts when
- * those are powers of two (they are in every shipped config). */
+ * the division by the line size is a shift (a power of two in every
+ * shipped config), and the one by the path width a shift or pace_div. */
+/* sent / the path's width: a shift for a power of 2; else, below 2^32
+ * bytes, a multiplication by the width's reciprocal (exact for 32-bit
+ * operands, Lemire, Kaser and Kurz 2019), the GM -> L1 path's 144 B a
+ * cycle being the usual case; the division took a quarter of gm_pump's
+ * samples. */
+static inline uint64_t pace_div(const tm *T, int path, int wsh, uint64_t sent)
+{
+    if (wsh >= 0)
+        return sent >> wsh;
+    if (sent >> 32 || T->path_width[path] >> 32)
+        return sent / T->path_width[path];
+    return (uint64_t)(((unsigned __int128)T->path_wmul[path] * sent) >> 64);
+}
+
 static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
 {
     tm_pipe *pp = &T->core[c].pipe[p];
@@ -689,7 +704,7 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
         uint64_t sent = pp->gm.sent;
         /* most calls are a pacing event: the next request's time comes
          * first, before anything else is loaded */
-        uint64_t at = start + (wsh >= 0 ? sent >> wsh : sent / T->path_width[path]);
+        uint64_t at = start + pace_div(T, path, wsh, sent);
         if (at > t)
             return push_ev(T, at, EV_GMSUB, c, p, 0);
         const uint64_t line = T->mem.line;
@@ -748,7 +763,7 @@ static npu_status gm_pump(tm *T, int c, int p, uint64_t t)
                     rw = r->is_write;
                 }
             }
-            at = start + (wsh >= 0 ? sent >> wsh : sent / T->path_width[path]);
+            at = start + pace_div(T, path, wsh, sent);
             if (at > t) {
                 st = push_ev(T, at, EV_GMSUB, c, p, 0);
                 break;
@@ -1372,6 +1387,7 @@ static npu_status tm_init(tm *T)
     for (int i = 0; i < CFG_PATH__COUNT; i++) {
         T->path_width[i] = T->m->path[i].width ? T->m->path[i].width : 1;
         T->path_wshift[i] = pow2_shift(T->path_width[i]);
+        T->path_wmul[i] = UINT64_MAX / T->path_width[i] + 1;
     }
     T->q = npu_malloc(sizeof *T->q);
     if (!T->q)
