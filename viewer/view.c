@@ -1175,7 +1175,9 @@ static uint32_t heat_colour(double f)
 }
 
 /* One row per slice or channel; a pixel column's colour is the largest
- * rate of the bins under it, relative to the busiest row and bin. */
+ * rate of the bins under it, relative to the busiest row and bin. Columns
+ * of one colour are one rectangle (zoomed out, a bin spans many pixels:
+ * 37 bins over the demo's 1 150-pixel plot). */
 static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float h)
 {
     double x0 = vw_time_x0(v), x1 = vw_time_x1(v);
@@ -1183,17 +1185,26 @@ static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float 
     if (hm->max_rate <= 0 || !hm->n)
         return;
     float rh = (h - 4) / (float)hm->n;
-    for (int px = 0; px < W; px++) {
-        size_t ba, bz;
-        if (!px_bins(v, x0, px, hm->nbins, &ba, &bz))
-            continue;
-        for (uint32_t row = 0; row < hm->n; row++) {
-            double mx = 0;
-            for (size_t k = ba; k <= bz; k++)
-                mx = NPU_MAX(mx, vw_heat_rate(v->m, hm, row, k));
-            if (mx > 0)
-                vw_rect(o, (float)(x0 + px), y + 2 + rh * (float)row, 1, NPU_MAX(rh - 0.5f, 1.0f),
-                        heat_colour(mx / hm->max_rate));
+    for (uint32_t row = 0; row < hm->n; row++) {
+        float ry = y + 2 + rh * (float)row, rhh = NPU_MAX(rh - 0.5f, 1.0f);
+        int run0 = 0;
+        uint32_t run_c = 0;          /* 0: nothing drawn */
+        for (int px = 0; px <= W; px++) {
+            uint32_t c = 0;
+            size_t ba, bz;
+            if (px < W && px_bins(v, x0, px, hm->nbins, &ba, &bz)) {
+                double mx = 0;
+                for (size_t k = ba; k <= bz; k++)
+                    mx = NPU_MAX(mx, vw_heat_rate(v->m, hm, row, k));
+                if (mx > 0)
+                    c = heat_colour(mx / hm->max_rate);
+            }
+            if (px < W && c == run_c)
+                continue;
+            if (run_c)
+                vw_rect(o, (float)(x0 + run0), ry, (float)(px - run0), rhh, run_c);
+            run0 = px;
+            run_c = c;
         }
     }
 }
