@@ -5,6 +5,8 @@
 
 #include "sim/sim_int.h"  /* first: config.h must see the dtype enum before isa.h */
 #include "frontend/npy.h"
+#include "counters/ctr.h"
+#include "sim/record.h"
 
 #define SIM_MAX_ARGS 4096
 
@@ -203,4 +205,99 @@ uint64_t npu_sim_reg(const npu_sim *s, int core, int reg)
     if (!s->cores || core < 0 || core >= s->ncores || reg < 0 || reg > 31)
         return 0;
     return s->cores[core].x[reg];
+}
+
+/* ---- counters ------------------------------------------------------------- */
+struct npu_counters {
+    ctr_values cv;
+};
+
+npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counters **out, npu_diag *d)
+{
+    npu_run_opts def = {NPU_MODE_PERF, 0, 0};
+    if (!opts)
+        opts = &def;
+    *out = NULL;
+    if (!s->loaded)
+        return npu_errf(d, NPU_EINVAL, "run: no kernel loaded");
+    if (opts->mode != NPU_MODE_PERF && opts->mode != NPU_MODE_TIMING)
+        return npu_errf(d, NPU_EINVAL, "run: counters need perf or timing mode (func mode has no time)");
+    npu_counters *c = npu_calloc(1, sizeof *c);
+    if (!c)
+        return npu_errf(d, NPU_ENOMEM, "run: out of memory");
+    npu_status st = sim_stat_collect(s, opts->mode == NPU_MODE_TIMING, opts->max_cycles, opts->max_insns,
+                                     &c->cv, d);
+    if (st) {
+        npu_free(c);
+        return st;
+    }
+    *out = c;
+    return NPU_OK;
+}
+
+static int counter_of(const npu_counters *c, const char *name)
+{
+    int ev = name ? ctr_event_find(name) : -1;
+    return ev >= 0 && c->cv.have[ev] ? ev : -1;
+}
+
+npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, uint64_t *value,
+                            npu_diag *d)
+{
+    int ev = name ? ctr_event_find(name) : -1;
+    if (ev < 0)
+        return npu_errf(d, NPU_EINVAL, "no counter named '%s' (docs/counters.md lists them)",
+                        name ? name : "(null)");
+    if (!c->cv.have[ev])
+        return npu_errf(d, NPU_EUNSUPP, "%s was not counted: this machine has no L2 or HBM model "
+                        "(timing.memory_model is fixed)", name);
+    int n = ctr_ninst(&c->cv, ev);
+    if (inst < -1 || inst >= n)
+        return npu_errf(d, NPU_EINVAL, "%s: no instance %d (its unit, %s, has %d: 0..%d, or -1 for the sum)",
+                        name, inst, ctr_unit_name(ctr_event(ev)->unit), n, n - 1);
+    *value = ctr_get(&c->cv, ev, inst);
+    return NPU_OK;
+}
+
+int npu_counters_instances(const npu_counters *c, const char *name)
+{
+    int ev = counter_of(c, name);
+    return ev < 0 ? -1 : ctr_ninst(&c->cv, ev);
+}
+
+void npu_counters_free(npu_counters *c)
+{
+    if (!c)
+        return;
+    ctr_values_free(&c->cv);
+    npu_free(c);
+}
+
+/* ---- traces --------------------------------------------------------------- */
+npu_status npu_sim_record(npu_sim *s, const char *path, const npu_record_opts *opts, npu_diag *d)
+{
+    npu_record_opts def = {NPU_MODE_PERF, 0, 1000, 0, 0, 0};
+    if (!opts)
+        opts = &def;
+    if (!path || !*path)
+        return npu_errf(d, NPU_EINVAL, "record: no trace file given");
+    if (opts->mode != NPU_MODE_PERF && opts->mode != NPU_MODE_TIMING)
+        return npu_errf(d, NPU_EINVAL, "record: a trace needs perf or timing mode (func mode has no time)");
+    if (opts->level < SIM_REC_INSTR || opts->level > SIM_REC_FULL)
+        return npu_errf(d, NPU_EINVAL, "record: level %d (0 instr, 1 mem, 2 full)", opts->level);
+    sim_rec_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.level = (sim_rec_level)opts->level;
+    ro.interval = opts->interval;
+    ro.nodata = opts->mode == NPU_MODE_TIMING;
+    ro.max_cycles = opts->max_cycles;
+    ro.max_insns = opts->max_insns;
+    ro.mem_units = opts->mem_units != 0;
+    sim_rec_result r;
+    npu_status st = sim_record_run(s, path, &ro, &r, d);
+    if (st)
+        return st;
+    if (r.run && d)
+        *d = r.run_diag;
+    return r.run;
 }

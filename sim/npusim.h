@@ -134,6 +134,45 @@ typedef struct npu_finding {
 size_t npu_sim_nfindings(const npu_sim *s);
 const npu_finding *npu_sim_finding(const npu_sim *s, size_t i);
 
+/* ---- counters (what `npusim stat` counts) ---------------------------------
+ * A perf or timing run (opts NULL: perf, default limits) that counts every
+ * event of docs/counters.md; *out gets the run's totals (free with
+ * npu_counters_free). A fault, deadlock or watchdog returns its status and
+ * report as npu_sim_run does, and *out stays NULL. Outputs are readable
+ * afterwards as after npu_sim_run. */
+typedef struct npu_counters npu_counters;
+npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counters **out,
+                               npu_diag *d);
+/* Event `name` ("pipe.m.busy_cycles", "l2.hits", "chip.cycles") on instance
+ * inst of its unit (a core, an L2 slice, an HBM channel; -1: the sum over
+ * them). A histogram event (hbm.read_latency) gives its sample count.
+ * NPU_EINVAL for an unknown name or instance; NPU_EUNSUPP for an event the
+ * machine does not count (L2 and HBM events with the fixed GM port). */
+npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, uint64_t *value,
+                            npu_diag *d);
+/* Instances of the event's unit (cores, slices, channels; 1 for chip
+ * events), or -1 for an unknown or uncounted event. */
+int npu_counters_instances(const npu_counters *c, const char *name);
+void npu_counters_free(npu_counters *c);
+
+/* ---- traces (what `npusim record` writes) ----------------------------------
+ * A perf or timing run that writes a trace of the run to path (docs/traces.md;
+ * written to a temporary file and renamed at the end). opts NULL: perf, level
+ * instr, a counter sample every 1000 cycles. The return is the trace's status
+ * if it could not be written (nothing is left under path), else the run's:
+ * NPU_OK, or a fault, deadlock or watchdog with its report in d, and then the
+ * trace of what ran is written all the same. */
+typedef struct npu_record_opts {
+    npu_mode mode;          /* NPU_MODE_PERF or NPU_MODE_TIMING */
+    int level;              /* 0 instructions, stalls, flags, counters; 1 also GM ranges;
+                             * 2 also every HBM command */
+    uint64_t interval;      /* cycles between counter samples; 0 = none */
+    int mem_units;          /* the memory counters per L2 slice and HBM channel (-A) */
+    uint64_t max_cycles;    /* 0 = the config's timing.max_cycles */
+    uint64_t max_insns;     /* per core; 0 = NPU_DEFAULT_MAX_INSNS */
+} npu_record_opts;
+npu_status npu_sim_record(npu_sim *s, const char *path, const npu_record_opts *opts, npu_diag *d);
+
 /* ---- comparing tensors (npusim run --expect, npusim check) --------------
  * Element i mismatches when |got - want| > atol + rtol * |want|, computed in
  * double after converting both from their dtypes (they may differ). NaN vs

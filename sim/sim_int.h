@@ -429,5 +429,11 @@ npu_status sim_run_timed(npu_sim *s, uint64_t max_cycles, const struct sim_timin
  * fields (npusim stat, its intervals, npusim record; sim/cmd_stat.c). */
 struct mem_sys_stats;
 uint64_t sim_ctr_mem_value(const struct mem_sys_stats *ms, int e, int i);
+/* A perf (nodata 0) or timing run of the bound launch with every counter
+ * of counters/events.def counted, as `npusim stat` counts them; *out gets
+ * the totals (ctr_values_free them). The library's npu_sim_run_counted. */
+struct ctr_values;
+npu_status sim_stat_collect(npu_sim *s, int nodata, uint64_t max_cycles, uint64_t max_insns,
+                            struct ctr_values *out, npu_diag *d);
 
 #endif

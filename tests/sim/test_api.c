@@ -3,7 +3,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void mk_f32(npy_tensor *t, int ndim, const int64_t *shape)
 {
@@ -237,6 +239,102 @@ START_TEST(vector_add_perf_mode)
 }
 END_TEST
 
+/* npu_sim_run_counted and npu_sim_record: the counters of a timing run
+ * equal a perf run's where data does not matter; with the fixed GM port the
+ * memory events are not counted (NPU_EUNSUPP); a faulting kernel gives its
+ * report and no counters, and its trace is written all the same; a trace
+ * that cannot be written leaves nothing behind. */
+START_TEST(counters_and_traces)
+{
+    npu_diag d;
+    int64_t shape[1] = {256};
+    npy_tensor a, b;
+    mk_f32(&a, 1, shape);
+    mk_f32(&b, 1, shape);
+    cfg_machine cfg;
+    cfg_default(&cfg);
+    for (int fixed = 0; fixed < 2; fixed++) {
+        cfg.timing.memory_model = fixed ? CFG_MEM_FIXED : CFG_MEM_HBM;
+        npu_sim *s = t_sim_src_cfg(vadd_src, 2, &cfg);
+        ck_assert_int_eq(npu_sim_bind_tensor(s, "A", &a, NPU_IN, &d), NPU_OK);
+        ck_assert_int_eq(npu_sim_bind_tensor(s, "B", &b, NPU_IN, &d), NPU_OK);
+        ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+        npu_counters *cp = NULL, *ct = NULL;
+        ck_assert_int_eq(npu_sim_run_counted(s, NULL, &cp, &d), NPU_OK);   /* NULL: perf */
+        uint64_t cyc = npu_sim_cycles(s), v = 0, w = 0;
+        npu_run_opts to = {NPU_MODE_TIMING, 0, 0};
+        ck_assert_int_eq(npu_sim_run_counted(s, &to, &ct, &d), NPU_OK);
+        ck_assert_int_eq(npu_counters_get(cp, "chip.cycles", -1, &v, &d), NPU_OK);
+        ck_assert_uint_eq(v, cyc);
+        ck_assert_int_eq(npu_counters_get(ct, "chip.cycles", -1, &w, &d), NPU_OK);
+        ck_assert_uint_eq(w, cyc);
+        ck_assert_int_eq(npu_counters_instances(cp, "insns"), 2);
+        ck_assert_int_eq(npu_counters_instances(cp, "chip.cycles"), 1);
+        uint64_t i0, i1, all;
+        ck_assert_int_eq(npu_counters_get(cp, "insns", 0, &i0, &d), NPU_OK);
+        ck_assert_int_eq(npu_counters_get(cp, "insns", 1, &i1, &d), NPU_OK);
+        ck_assert_int_eq(npu_counters_get(cp, "insns", -1, &all, &d), NPU_OK);
+        ck_assert_uint_eq(i0 + i1, all);
+        ck_assert_uint_eq(all, npu_sim_insns(s, -1));
+        if (fixed) {
+            ck_assert_int_eq(npu_counters_get(cp, "l2.hits", -1, &v, &d), NPU_EUNSUPP);
+            ck_assert_str_eq(d.msg, "l2.hits was not counted: this machine has no L2 or HBM model "
+                                    "(timing.memory_model is fixed)");
+            ck_assert_int_eq(npu_counters_instances(cp, "l2.hits"), -1);
+        } else {
+            ck_assert_int_eq(npu_counters_get(cp, "l2.reads", -1, &v, &d), NPU_OK);
+            ck_assert_int_eq(npu_counters_get(cp, "gm.requests", -1, &w, &d), NPU_OK);
+            ck_assert_uint_gt(w, 0);
+            uint64_t wr;
+            ck_assert_int_eq(npu_counters_get(cp, "l2.writes", -1, &wr, &d), NPU_OK);
+            ck_assert_uint_eq(v + wr, w);
+        }
+        npu_counters_free(cp);
+        npu_counters_free(ct);
+        npu_counters_free(NULL);
+        /* a trace in timing mode */
+        char dir[] = "/tmp/t_api_rec.XXXXXX", path[64];
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/t.npt", dir);
+        npu_record_opts ro = {NPU_MODE_TIMING, 0, 100, 0, 0, 0};
+        ck_assert_msg(npu_sim_record(s, path, &ro, &d) == NPU_OK, "%s", d.msg);
+        ck_assert_int_eq(access(path, R_OK), 0);
+        /* -A with no memory counters to split */
+        ro.mem_units = 1;
+        ck_assert_int_eq(npu_sim_record(s, path, &ro, &d), fixed ? NPU_EINVAL : NPU_OK);
+        /* nowhere to write */
+        char bad[96];
+        snprintf(bad, sizeof bad, "%s/no/such/dir/t.npt", dir);
+        ro.mem_units = 0;
+        ck_assert_int_ne(npu_sim_record(s, bad, &ro, &d), NPU_OK);
+        ck_assert_int_ne(access(bad, F_OK), 0);
+        ro.mode = NPU_MODE_FUNC;
+        ck_assert_int_eq(npu_sim_record(s, path, &ro, &d), NPU_EINVAL);
+        unlink(path);
+        rmdir(dir);
+        npu_sim_free(s);
+    }
+    /* a fault: its report, no counters; the trace of what ran is written */
+    npu_sim *s = t_sim_src(".text\n.globl main\nmain:\n  sdg zero, 4096(a0)\n  halt\n", 1);
+    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    npu_counters *c = (npu_counters *)&d;   /* set to NULL by the call */
+    ck_assert_int_eq(npu_sim_run_counted(s, NULL, &c, &d), NPU_EFAULT);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(d.msg, "fault on core 0 at pc 0x0 (main)"), "%s", d.msg);
+    char dir[] = "/tmp/t_api_rec.XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.npt", dir);
+    ck_assert_int_eq(npu_sim_record(s, path, NULL, &d), NPU_EFAULT);
+    ck_assert_msg(strstr(d.msg, "fault on core 0 at pc 0x0 (main)"), "%s", d.msg);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    unlink(path);
+    rmdir(dir);
+    npu_sim_free(s);
+    npy_free(&a);
+    npy_free(&b);
+}
+END_TEST
+
 /* Progress reports (npu_sim_set_progress): called during a run that lasts
  * longer than the period, with instructions and cycles that only grow,
  * never in a run shorter than the period; and the run's results do not
@@ -350,6 +448,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, tensor_overrun_faults);
     tcase_add_test(tc, vector_add_kernel);
     tcase_add_test(tc, vector_add_perf_mode);
+    tcase_add_test(tc, counters_and_traces);
     tcase_add_test(tc, progress_reports);
     tcase_add_test(tc, alloc_failures_are_clean);
     suite_add_tcase(s, tc);
