@@ -7,6 +7,7 @@
 #include "frontend/npy.h"
 #include "counters/ctr.h"
 #include "sim/record.h"
+#include "sim/check.h"
 
 #define SIM_MAX_ARGS 4096
 
@@ -301,3 +302,120 @@ npu_status npu_sim_record(npu_sim *s, const char *path, const npu_record_opts *o
         *d = r.run_diag;
     return r.run;
 }
+
+/* ---- checks --------------------------------------------------------------- */
+_Static_assert((int)NPU_CHECK_MEM == (int)SIM_CHK_MEM && (int)NPU_CHECK_RACE == (int)SIM_CHK_RACE &&
+                   (int)NPU_CHECK_INIT == (int)SIM_CHK_INIT && (int)NPU_CHECK_SYNC == (int)SIM_CHK_SYNC &&
+                   (int)NPU_CHECK_ALL == (int)SIM_CHK_ALL,
+               "the public check bits are sim/check.h's");
+typedef struct npu_check_item {
+    const char *tool;       /* static */
+    char *header, *details;
+} npu_check_item;
+
+struct npu_check_result {
+    npu_check_item *it;
+    size_t n;
+    uint64_t dropped;
+    int ran_ok;
+    char *report;
+};
+
+void npu_check_free(npu_check_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        npu_free(r->it[i].header);
+        npu_free(r->it[i].details);
+    }
+    npu_free(r->it);
+    npu_free(r->report);
+    npu_free(r);
+}
+
+static char *dup_str(const char *x)
+{
+    size_t n = strlen(x) + 1;
+    char *p = npu_malloc(n);
+    if (p)
+        memcpy(p, x, n);
+    return p;
+}
+
+/* Copy what the checker found, so the result outlives it and the simulator. */
+static npu_status check_snapshot(const sim_chk *c, int ran_ok, npu_check_result **out, npu_diag *d)
+{
+    npu_check_result *r = npu_calloc(1, sizeof *r);
+    size_t n = sim_chk_nfindings(c);
+    if (r && n)
+        r->it = npu_calloc(n, sizeof *r->it);
+    if (!r || (n && !r->it)) {
+        npu_check_free(r);
+        return npu_errf(d, NPU_ENOMEM, "check: out of memory");
+    }
+    r->ran_ok = ran_ok;
+    r->dropped = sim_chk_dropped(c);
+    char line[2048];
+    for (size_t i = 0; i < n; i++) {
+        const sim_chk_finding *f = sim_chk_get(c, i);
+        sim_chk_header(c, f, line, sizeof line);
+        r->it[i].tool = sim_chk_kind_tool(f->kind);
+        r->it[i].header = dup_str(line);
+        r->it[i].details = dup_str(f->msg);
+        r->n = i + 1;
+        if (!r->it[i].header || !r->it[i].details) {
+            npu_check_free(r);
+            return npu_errf(d, NPU_ENOMEM, "check: out of memory");
+        }
+    }
+    npu_buf b = {0};
+    sim_chk_report_text(c, &b);
+    r->report = b.oom ? NULL : dup_str(b.data ? (const char *)b.data : "");
+    npu_buf_free(&b);
+    if (!r->report) {
+        npu_check_free(r);
+        return npu_errf(d, NPU_ENOMEM, "check: out of memory");
+    }
+    *out = r;
+    return NPU_OK;
+}
+
+npu_status npu_sim_run_checked(npu_sim *s, const npu_check_opts *opts, npu_check_result **out,
+                               npu_diag *d)
+{
+    npu_check_opts def = {0};
+    if (!opts)
+        opts = &def;
+    *out = NULL;
+    if (!s->loaded)
+        return npu_errf(d, NPU_EINVAL, "check: no kernel loaded");
+    if (opts->tools & ~(unsigned)NPU_CHECK_ALL)
+        return npu_errf(d, NPU_EINVAL, "check: tools 0x%x: only NPU_CHECK_MEM, _RACE, _INIT and _SYNC (0x%x)",
+                        opts->tools, (unsigned)NPU_CHECK_ALL);
+    if (opts->mode != NPU_MODE_FUNC && opts->mode != NPU_MODE_PERF && opts->mode != NPU_MODE_TIMING)
+        return npu_errf(d, NPU_EINVAL, "check: unknown mode %d", (int)opts->mode);
+    sim_chk *c = NULL;
+    npu_status st = sim_chk_new(&c, s, opts->tools ? opts->tools : (unsigned)NPU_CHECK_ALL, d);
+    if (st)
+        return st;
+    npu_run_opts ro = {opts->mode, opts->max_cycles, opts->max_insns};
+    int ran_ok = 0;
+    st = sim_chk_run(c, &ro, &ran_ok, d);
+    if (!st && opts->json)
+        st = sim_chk_write_json(c, opts->json, d);
+    if (!st && opts->junit)
+        st = sim_chk_write_junit(c, opts->junit, d);
+    if (!st)
+        st = check_snapshot(c, ran_ok, out, d);
+    sim_chk_free(c);
+    return st;
+}
+
+size_t npu_check_nfindings(const npu_check_result *r) { return r ? r->n : 0; }
+uint64_t npu_check_dropped(const npu_check_result *r) { return r ? r->dropped : 0; }
+int npu_check_ran_to_end(const npu_check_result *r) { return r ? r->ran_ok : 0; }
+const char *npu_check_tool(const npu_check_result *r, size_t i) { return r && i < r->n ? r->it[i].tool : NULL; }
+const char *npu_check_header(const npu_check_result *r, size_t i) { return r && i < r->n ? r->it[i].header : NULL; }
+const char *npu_check_details(const npu_check_result *r, size_t i) { return r && i < r->n ? r->it[i].details : NULL; }
+const char *npu_check_report(const npu_check_result *r) { return r ? r->report : NULL; }

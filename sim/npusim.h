@@ -155,6 +155,39 @@ npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, u
 int npu_counters_instances(const npu_counters *c, const char *name);
 void npu_counters_free(npu_counters *c);
 
+/* ---- checks (what `npusim check` finds) ------------------------------------
+ * A run under the checkers (docs/checks.md): memcheck, racecheck, initcheck,
+ * synccheck, as bits. A fault, deadlock or watchdog of the kernel is a
+ * finding, not an error: the return is NPU_OK whenever the run was checked
+ * (an error only for bad options or when the checker itself failed). The
+ * result is a snapshot: it stays valid after later runs and after
+ * npu_sim_free; free it with npu_check_free. json / junit (may be NULL):
+ * also write npusim check's --json / --junit files. */
+enum { NPU_CHECK_MEM = 1, NPU_CHECK_RACE = 2, NPU_CHECK_INIT = 4, NPU_CHECK_SYNC = 8, NPU_CHECK_ALL = 15 };
+typedef struct npu_check_opts {
+    unsigned tools;         /* NPU_CHECK_* bits; 0 = all */
+    npu_mode mode;          /* NPU_MODE_FUNC (0, the default); NPU_MODE_PERF gives findings their
+                             * cycles; NPU_MODE_TIMING checks accesses without computing data */
+    uint64_t max_cycles, max_insns;   /* 0 = the defaults */
+    const char *json, *junit;
+} npu_check_opts;
+typedef struct npu_check_result npu_check_result;
+npu_status npu_sim_run_checked(npu_sim *s, const npu_check_opts *opts, npu_check_result **out,
+                               npu_diag *d);
+size_t npu_check_nfindings(const npu_check_result *r);   /* findings kept (grouped) */
+uint64_t npu_check_dropped(const npu_check_result *r);   /* past the group limit, counted only */
+int npu_check_ran_to_end(const npu_check_result *r);     /* 1: outputs are meaningful */
+/* Finding i (NULL past the end): its tool ("racecheck"), its header line,
+ * stable across timing changes ("racecheck: read-after-write hazard on UB
+ * [0x0, +256): core 0 MTE2 pc 0x30 (main+0x30) write -> core 0 V pc 0x48
+ * (main+0x48) read"), and its details (the fault or deadlock report, ...). */
+const char *npu_check_tool(const npu_check_result *r, size_t i);
+const char *npu_check_header(const npu_check_result *r, size_t i);
+const char *npu_check_details(const npu_check_result *r, size_t i);
+/* The whole report as `npusim check` prints it (every finding, a summary). */
+const char *npu_check_report(const npu_check_result *r);
+void npu_check_free(npu_check_result *r);
+
 /* ---- traces (what `npusim record` writes) ----------------------------------
  * A perf or timing run that writes a trace of the run to path (docs/traces.md;
  * written to a temporary file and renamed at the end). opts NULL: perf, level

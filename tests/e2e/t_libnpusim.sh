@@ -5,8 +5,9 @@
 # libraries docs/api.md names. It runs the elementwise-add kernel of
 # `npusim ref` in func and perf mode, checks the output against the golden
 # tensor, reads counters (npu_sim_run_counted) and writes a trace
-# (npu_sim_record); the figures are compared with `npusim stat` and
-# `npusim trace info` on the same launch. Bad calls return clear errors.
+# (npu_sim_record) and runs the checkers (npu_sim_run_checked) on it and on
+# a racy corpus kernel; the figures are compared with `npusim stat`,
+# `npusim trace info` and `npusim check` on the same kernels. Bad calls return clear errors.
 NAME=t_libnpusim
 . "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
 bdir=$(cd "$(dirname "$NPUSIM")/.." && pwd)
@@ -29,8 +30,8 @@ cat > "$tmp/user.c" <<'C'
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
-        DIE("usage: user DIR CORES TRACE");
+    if (argc != 4 && argc != 6)
+        DIE("usage: user DIR CORES TRACE [RACY.elf JUNIT.xml]");
     char p[4096];
     npu_diag d;
     npu_sim *s;
@@ -102,10 +103,31 @@ int main(int argc, char **argv)
     printf("recorded %s\n", argv[3]);
     ro.level = 7;
     printf("bad level: %d %s\n", npu_sim_record(s, argv[3], &ro, &d), d.msg);
+    /* the checkers: a clean run of this kernel, then a racy kernel */
+    npu_check_result *k = NULL;
+    if (npu_sim_run_checked(s, NULL, &k, &d))
+        DIE("check: %s", d.msg);
+    printf("clean: %zu findings, ran to end %d\n", npu_check_nfindings(k), npu_check_ran_to_end(k));
+    npu_check_free(k);
     npy_free(&x);
     npy_free(&y);
     npy_free(&ref);
     npu_sim_free(s);
+    if (argc > 4) {
+        if (npu_sim_new(&s, NULL, &d) || npu_sim_load_elf(s, argv[4], &d) || npu_sim_set_cores(s, 1, &d))
+            DIE("racy: %s", d.msg);
+        int64_t ys[1] = { 128 };
+        if (npu_sim_bind_output(s, "Y", ISA_DT_F16, 1, ys, &d))
+            DIE("bind: %s", d.msg);
+        npu_check_opts co = { NPU_CHECK_ALL, NPU_MODE_PERF, 0, 0, NULL, argv[5] };
+        if (npu_sim_run_checked(s, &co, &k, &d))
+            DIE("check: %s", d.msg);
+        npu_sim_free(s);                /* the result outlives the simulator */
+        for (size_t i = 0; i < npu_check_nfindings(k); i++)
+            printf("finding %s | %s\n", npu_check_tool(k, i), npu_check_header(k, i));
+        printf("report: %s", npu_check_report(k));
+        npu_check_free(k);
+    }
     return 0;
 }
 C
@@ -116,7 +138,9 @@ echo "ok: a program outside the tree builds against sim/npusim.h and libnpusim.a
 
 "$NPUSIM" ref elementwise --op add --dtype f32 --len 40000 --cores 4 --seed 7 -o "$tmp/ew" > /dev/null 2>&1 ||
     fail "npusim ref elementwise"
-"$tmp/user" "$tmp/ew" 4 "$tmp/t.npt" > "$tmp/out.txt" 2> "$tmp/err.txt" ||
+"$NPUSIM" asm -I "$NPU_ROOT/kernels/include" "$NPU_ROOT/tests/check/missing_flag_load.s" -o "$tmp/racy.elf" ||
+    fail "npusim asm missing_flag_load.s"
+"$tmp/user" "$tmp/ew" 4 "$tmp/t.npt" "$tmp/racy.elf" "$tmp/junit.xml" > "$tmp/out.txt" 2> "$tmp/err.txt" ||
     { cat "$tmp/out.txt" "$tmp/err.txt"; fail "the program failed"; }
 "$NPUSIM" stat --json -A -e "chip.cycles,insns,pipe.v.busy_cycles,pipe.mte2.busy_cycles,gm.read_bytes,l2.hits,l2.misses,hbm.bytes_read" \
     "$tmp/ew/launch.json" > "$tmp/stat.json" 2>/dev/null || fail "npusim stat"
@@ -153,6 +177,21 @@ for w in ("4 cores", "level mem", "counter interval 200", "64 named units"):
         print("trace info lacks", w); bad += 1
 sys.exit(1 if bad else 0)
 PY
+# the checkers: none on the clean kernel; the corpus's expected finding on the racy one, as npusim check says
+grep -q "^clean: 0 findings, ran to end 1" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "findings on a clean kernel"; }
+want=$(cat "$NPU_ROOT/tests/check/missing_flag_load.expect")
+grep -qxF "finding racecheck | $want" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "the racy kernel's finding: want $want"; }
+[ "$(grep -c "^finding " "$tmp/out.txt")" = 1 ] || fail "more findings than the corpus expects"
+"$NPUSIM" check --tool all --mode perf --cores 1 --out Y=f16[128] "$tmp/racy.elf" > "$tmp/cli.txt" 2>&1
+python3 - "$tmp/out.txt" "$tmp/cli.txt" <<'PY' || fail "the library's report differs from npusim check's"
+import sys
+out = open(sys.argv[1]).read()
+rep = out[out.index("report: ") + len("report: "):]
+cli = open(sys.argv[2]).read()
+# npusim check prints a run line first, then the same report
+sys.exit(0 if cli.endswith(rep) and len(rep) > 40 else 1)
+PY
+grep -q "<testsuite" "$tmp/junit.xml" || fail "no JUnit file from npu_check_opts.junit"
 grep -q "^  insn " "$tmp/info.txt" && grep -q "^  mem " "$tmp/info.txt" || fail "the trace has no instructions or GM ranges"
-echo "ok: outputs, counters (= npusim stat) and a trace (level mem, -A) through the library"
+echo "ok: outputs, counters (= npusim stat), a trace (level mem, -A) and the checkers (= npusim check) through the library"
 exit 0

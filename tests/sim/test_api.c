@@ -335,6 +335,35 @@ START_TEST(counters_and_traces)
 }
 END_TEST
 
+/* npu_sim_run_checked: a fault is a finding (NPU_OK, not run to its end);
+ * the result outlives the simulator; bad tool bits are refused. */
+START_TEST(checked_runs)
+{
+    npu_diag d;
+    int64_t shape[1] = {1024};
+    npu_sim *s = t_sim_src(".text\n.globl main\nmain:\n  sdg zero, 4096(a0)\n  halt\n", 1);
+    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    npu_check_opts o = {0x100, NPU_MODE_FUNC, 0, 0, NULL, NULL};
+    npu_check_result *r = (npu_check_result *)&d;
+    ck_assert_int_eq(npu_sim_run_checked(s, &o, &r, &d), NPU_EINVAL);
+    ck_assert_ptr_null(r);
+    ck_assert_str_eq(d.msg, "check: tools 0x100: only NPU_CHECK_MEM, _RACE, _INIT and _SYNC (0xf)");
+    ck_assert_int_eq(npu_sim_run_checked(s, NULL, &r, &d), NPU_OK);
+    npu_sim_free(s);
+    ck_assert_int_eq(npu_check_ran_to_end(r), 0);
+    ck_assert_uint_ge(npu_check_nfindings(r), 1);
+    ck_assert_str_eq(npu_check_tool(r, 0), "memcheck");
+    ck_assert_msg(strstr(npu_check_header(r, 0), "memcheck: out-of-bounds access: core 0 S pc 0x0 (main)"), "%s",
+                  npu_check_header(r, 0));
+    ck_assert_msg(strstr(npu_check_details(r, 0), "past the end of tensor C"), "%s", npu_check_details(r, 0));
+    ck_assert_msg(strstr(npu_check_report(r), "ERROR SUMMARY"), "%s", npu_check_report(r));
+    ck_assert_ptr_null(npu_check_header(r, 99));
+    ck_assert_uint_eq(npu_check_dropped(r), 0);
+    npu_check_free(r);
+    npu_check_free(NULL);
+}
+END_TEST
+
 /* Progress reports (npu_sim_set_progress): called during a run that lasts
  * longer than the period, with instructions and cycles that only grow,
  * never in a run shorter than the period; and the run's results do not
@@ -449,6 +478,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, vector_add_kernel);
     tcase_add_test(tc, vector_add_perf_mode);
     tcase_add_test(tc, counters_and_traces);
+    tcase_add_test(tc, checked_runs);
     tcase_add_test(tc, progress_reports);
     tcase_add_test(tc, alloc_failures_are_clean);
     suite_add_tcase(s, tc);
