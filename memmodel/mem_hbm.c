@@ -114,7 +114,6 @@ typedef struct hchan {
     int ncq_total;
     int rr;
     int wmode, drain_left;
-    uint64_t wake;
     uint64_t next_ref;
     int refq[8], nref;      /* PCs with an all-bank refresh due, in order */
     int32_t *refb;          /* banks with a per-bank refresh due, in order */
@@ -191,6 +190,10 @@ struct mem_hbm {
      * queues; merged reads not counted); nwq_all = requests in the write
      * queues. */
     uint64_t wake_min;
+    /* each channel's next tick (NEVER: none), apart from the channels so
+     * that the pass over them in advance_to reads 4 host cache lines, not
+     * one per channel */
+    uint64_t *wk;
     uint64_t nlive, nwq_all;
     mem_done_fn done;
     void *user;
@@ -602,7 +605,8 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
             h->pcmask[h->bpc[b]] |= (uint64_t)1 << b;
         }
     h->ch = npu_calloc((size_t)h->nch, sizeof *h->ch);
-    if (!h->ch) goto oom;
+    h->wk = npu_calloc((size_t)h->nch, sizeof *h->wk);
+    if (!h->ch || !h->wk) goto oom;
     int cqd = c->ctrl.cmd_queue;
     for (int i = 0; i < h->nch; i++) {
         hchan *ch = &h->ch[i];
@@ -643,7 +647,7 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
         ch->orow = npu_malloc((size_t)h->nbank * sizeof *ch->orow);
         if (!ch->orow) goto oom;
         for (int b = 0; b < h->nbank; b++) ch->bk[b].open_row = ch->orow[b] = -1;
-        ch->wake = NEVER;
+        h->wk[i] = NEVER;
         ch->next_ref = t->refresh == MEM_REF_ALL_BANK ? (uint64_t)t->tREFI : NEVER;
         for (int p = 0; p < h->npc; p++) {
             /* stagger per-bank refreshes of the PCs over one interval */
@@ -655,11 +659,11 @@ mem_hbm *mem_hbm_new(const mem_config *c, npu_diag *d)
     /* idle channels still refresh: every channel starts awake at its first due refresh */
     for (int i = 0; i < h->nch; i++) {
         hchan *ch = &h->ch[i];
-        ch->wake = ch->next_ref;
-        for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < ch->wake) ch->wake = ch->pc[p].next_refpb;
+        h->wk[i] = ch->next_ref;
+        for (int p = 0; p < h->npc; p++) if (ch->pc[p].next_refpb < h->wk[i]) h->wk[i] = ch->pc[p].next_refpb;
     }
     h->wake_min = NEVER;
-    for (int i = 0; i < h->nch; i++) if (h->ch[i].wake < h->wake_min) h->wake_min = h->ch[i].wake;
+    for (int i = 0; i < h->nch; i++) if (h->wk[i] < h->wake_min) h->wake_min = h->wk[i];
     return h;
 oom:
     mem_hbm_free(h);
@@ -680,6 +684,7 @@ void mem_hbm_free(mem_hbm *h)
             npu_free(ch->cq); npu_free(ch->ncq); npu_free(ch->cq_lb); npu_free(ch->cs);
         }
     npu_free(h->ch);
+    npu_free(h->wk);
     npu_free(h->pool);
     npu_free(h->freel);
     npu_free(h->heap);
@@ -1641,10 +1646,10 @@ static void tick(mem_hbm *h, int chan, uint64_t t)
     hchan *ch = &h->ch[chan];
     account_occ(ch, t);
     refresh_due(h, ch, t);
-    ch->wake = h->cfg.ctrl.cmd_queue ? tick_dq(h, chan, t) : tick_fr(h, chan, t);
+    h->wk[chan] = h->cfg.ctrl.cmd_queue ? tick_dq(h, chan, t) : tick_fr(h, chan, t);
     /* an idle channel still has to refresh, but only when it is due */
     if (!h->cfg.ctrl.skip_idle && (ch->nrq || ch->nwq || ch->naq || ch->ncq_total))
-        ch->wake = t + 1;   /* (skip_idle false: the wakes above must not matter) */
+        h->wk[chan] = t + 1;   /* (skip_idle false: the wakes above must not matter) */
 }
 
 /* ---- public run interface ----------------------------------------------------------------- */
@@ -1776,7 +1781,7 @@ npu_status submit_i(mem_hbm *h, uint64_t addr, int is_write, uint64_t tag, uint6
         if (r->bank < 64) ch->qpres[r->is_write] |= (uint64_t)1 << r->bank;
     }
     q[(*n)++] = ri;
-    if (t < ch->wake) ch->wake = t;
+    if (t < h->wk[a.chan]) h->wk[a.chan] = t;
     if (t < h->wake_min) h->wake_min = t;
     return NPU_OK;
 }
@@ -1850,9 +1855,21 @@ void mem_hbm_advance_to(mem_hbm *h, uint64_t T)
          * times keep that order) and take the new least wake in the same
          * pass */
         uint64_t mn = NEVER;
-        for (int i = 0; i < h->nch; i++) {
-            if (h->ch[i].wake <= t) tick(h, i, t);
-            if (h->ch[i].wake < mn) mn = h->ch[i].wake;
+        if (h->nch <= 64) {
+            /* the due channels as a mask first (no branch a channel, which
+             * the host mispredicted: which channels are due is a coin
+             * toss), then their ticks in index order, then the least wake;
+             * a tick changes only its own channel's wake (completions wait
+             * for the branch above), so this is the loop below exactly */
+            uint64_t due = 0;
+            for (int i = 0; i < h->nch; i++) due |= (uint64_t)(h->wk[i] <= t) << i;
+            for (; due; due &= due - 1) tick(h, __builtin_ctzll(due), t);
+            for (int i = 0; i < h->nch; i++) mn = h->wk[i] < mn ? h->wk[i] : mn;
+        } else {
+            for (int i = 0; i < h->nch; i++) {
+                if (h->wk[i] <= t) tick(h, i, t);
+                if (h->wk[i] < mn) mn = h->wk[i];
+            }
         }
         h->wake_min = mn;
         h->next_t = t + 1;
