@@ -103,6 +103,25 @@ static void meta_ev(chrome *c, const char *what, uint32_t pid, int64_t tid, cons
     fputs("}}", c->f);
 }
 
+/* "L2 slice N" -> 0, "HBM channel N" -> 1 (N in *inst), the units
+ * `npusim record -A` names; -1 for any other name. */
+static int mem_unit_group(const char *name, int *inst)
+{
+    static const char *const pre[2] = { "L2 slice ", "HBM channel " };
+    for (int g = 0; g < 2; g++) {
+        size_t l = strlen(pre[g]);
+        if (strncmp(name, pre[g], l) != 0)
+            continue;
+        char *end;
+        long v = strtol(name + l, &end, 10);
+        if (end == name + l || *end || v < 0 || v > 99999)
+            return -1;
+        *inst = (int)v;
+        return g;
+    }
+    return -1;
+}
+
 static void need_process(chrome *c, uint32_t pid, const char *name, long sort)
 {
     int fresh = 0;
@@ -346,15 +365,26 @@ static void chrome_event(chrome *c, const trc_event *e)
     }
     case TRC_COUNTER: {
         uint32_t pid;
-        if (e->core < m->units.count && m->units.names && m->units.names[e->core]) {
-            pid = PID_UNIT + (e->core % 100000);
-            need_process(c, pid, trc_name(c->r, &m->units, e->core), 100000 + (long)e->core);
+        const char *unit = e->core < m->units.count && m->units.names ? m->units.names[e->core] : NULL;
+        int group = -1, inst = -1;
+        if (unit)
+            group = mem_unit_group(unit, &inst);
+        if (group >= 0) {
+            /* record -A's slices and channels: one process per kind, a
+             * counter track per unit ("slice 03 l2.bytes") */
+            pid = PID_UNIT + 99990 + (uint32_t)group;
+            need_process(c, pid, group ? "HBM channels" : "L2 slices", 199990 + (long)group);
+            snprintf(label, sizeof label, "%s %02d %s", group ? "channel" : "slice", inst,
+                     trc_name(c->r, &m->counters, e->id));
+        } else if (unit) {
+            pid = PID_UNIT + (e->core % 99990);
+            need_process(c, pid, unit, 100000 + (long)e->core);
         } else {
             pid = core_pid(c, e->core);
         }
         sep(c);
         fputs("{\"ph\":\"C\",\"name\":", c->f);
-        json_str(c->f, trc_name(c->r, &m->counters, e->id));
+        json_str(c->f, group >= 0 ? label : trc_name(c->r, &m->counters, e->id));
         fprintf(c->f, ",\"pid\":%u,\"ts\":", pid);
         ts(c, (double)e->t0);
         fprintf(c->f, ",\"args\":{\"value\":%llu}}", (unsigned long long)e->val);

@@ -132,7 +132,8 @@ for g in g24 g2 sm att; do
 done
 # -A: the memory counters per L2 slice and HBM channel. Each unit's last
 # sample is its slice's or channel's total (npusim stat -A), the units sum
-# to the summed unit at every sample, and the Chrome export names them.
+# to the summed unit at every sample, and the Chrome export has a track
+# per unit and event in a process for the slices and one for the channels.
 "$NPUSIM" record -q -A -o "$tmp/g24.A.npt" -I 500 "$tmp/g24/launch.json" || fail "record -A"
 "$NPUSIM" trace export --format csv "$tmp/g24.A.npt" -o "$tmp/A.csv" || fail "csv -A"
 "$NPUSIM" trace export --format csv "$tmp/g24.npt" -o "$tmp/S.csv" || fail "csv summed"
@@ -169,11 +170,23 @@ for n in l2 + hbm:
     for t, v in tot.items():
         if sum(x[t] for x in units) != v:
             print("%s at %d: units sum to %d, summed unit %d" % (n, t, sum(x[t] for x in units), v)); bad += 1
-procs = {e["args"]["name"] for e in json.load(open(sys.argv[4]))["traceEvents"]
-         if e.get("ph") == "M" and e.get("name") == "process_name"}
-for want in ("L2 slice 0", "L2 slice %d" % (nsl - 1), "HBM channel 0", "HBM channel %d" % (nch - 1)):
-    if want not in procs: print("chrome: no process", want); bad += 1
-if "memory (L2 + HBM)" in procs: print("chrome: the summed unit is there too"); bad += 1
+# chrome: a process for the slices and one for the channels, a counter
+# track per unit and event, whose last value is the unit's total
+cev = json.load(open(sys.argv[4]))["traceEvents"]
+pname = {e["pid"]: e["args"]["name"] for e in cev if e.get("ph") == "M" and e.get("name") == "process_name"}
+if "memory (L2 + HBM)" in pname.values(): print("chrome: the summed unit is there too"); bad += 1
+clast = {}
+for e in cev:
+    if e.get("ph") == "C" and pname.get(e["pid"]) in ("L2 slices", "HBM channels"):
+        clast[(pname[e["pid"]], e["name"])] = e["args"]["value"]
+for u in range(nsl + nch):
+    names, inst = (l2, u) if u < nsl else (hbm, u - nsl)
+    for n in names:
+        key = ("L2 slices", "slice %02d %s" % (inst, n)) if u < nsl else ("HBM channels", "channel %02d %s" % (inst, n))
+        if clast.get(key) != stat[n]["per_instance"][inst]:
+            print("chrome: track", key, clast.get(key), "!=", stat[n]["per_instance"][inst]); bad += 1
+if len(clast) != nsl * 3 + nch * 2:
+    print("chrome: %d memory tracks, want %d" % (len(clast), nsl * 3 + nch * 2)); bad += 1
 sys.exit(1 if bad else 0)
 PY
 "$NPUSIM" trace info "$tmp/g24.A.npt" | grep -q "^units: .* 64 named units 24..87 ('L2 slice 0' .. 'HBM channel 31')" ||
