@@ -218,6 +218,8 @@ npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counter
     npu_run_opts def = {NPU_MODE_PERF, 0, 0};
     if (!opts)
         opts = &def;
+    if (!s || !out)
+        return npu_errf(d, NPU_EINVAL, "run: no simulator or no place for the counters (NULL)");
     *out = NULL;
     if (!s->loaded)
         return npu_errf(d, NPU_EINVAL, "run: no kernel loaded");
@@ -238,13 +240,15 @@ npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counter
 
 static int counter_of(const npu_counters *c, const char *name)
 {
-    int ev = name ? ctr_event_find(name) : -1;
+    int ev = c && name ? ctr_event_find(name) : -1;
     return ev >= 0 && c->cv.have[ev] ? ev : -1;
 }
 
 npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, uint64_t *value,
                             npu_diag *d)
 {
+    if (!c || !value)
+        return npu_errf(d, NPU_EINVAL, "counters: no counters or no place for the value (NULL)");
     int ev = name ? ctr_event_find(name) : -1;
     if (ev < 0)
         return npu_errf(d, NPU_EINVAL, "no counter named '%s' (docs/counters.md lists them)",
@@ -280,6 +284,8 @@ npu_status npu_sim_record(npu_sim *s, const char *path, const npu_record_opts *o
     npu_record_opts def = {NPU_MODE_PERF, 0, 1000, 0, 0, 0};
     if (!opts)
         opts = &def;
+    if (!s)
+        return npu_errf(d, NPU_EINVAL, "record: no simulator (NULL)");
     if (!path || !*path)
         return npu_errf(d, NPU_EINVAL, "record: no trace file given");
     if (opts->mode != NPU_MODE_PERF && opts->mode != NPU_MODE_TIMING)
@@ -387,6 +393,8 @@ npu_status npu_sim_run_checked(npu_sim *s, const npu_check_opts *opts, npu_check
     npu_check_opts def = {0};
     if (!opts)
         opts = &def;
+    if (!s || !out)
+        return npu_errf(d, NPU_EINVAL, "check: no simulator or no place for the result (NULL)");
     *out = NULL;
     if (!s->loaded)
         return npu_errf(d, NPU_EINVAL, "check: no kernel loaded");

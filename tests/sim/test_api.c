@@ -344,7 +344,7 @@ START_TEST(checked_runs)
     npu_sim *s = t_sim_src(".text\n.globl main\nmain:\n  sdg zero, 4096(a0)\n  halt\n", 1);
     ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
     npu_check_opts o = {0x100, NPU_MODE_FUNC, 0, 0, NULL, NULL};
-    npu_check_result *r = (npu_check_result *)&d;
+    npu_check_result *r = (npu_check_result *)&d, *r2 = NULL;
     ck_assert_int_eq(npu_sim_run_checked(s, &o, &r, &d), NPU_EINVAL);
     ck_assert_ptr_null(r);
     ck_assert_str_eq(d.msg, "check: tools 0x100: only NPU_CHECK_MEM, _RACE, _INIT and _SYNC (0xf)");
@@ -358,6 +358,13 @@ START_TEST(checked_runs)
     ck_assert_msg(strstr(npu_check_details(r, 0), "past the end of tensor C"), "%s", npu_check_details(r, 0));
     ck_assert_msg(strstr(npu_check_report(r), "ERROR SUMMARY"), "%s", npu_check_report(r));
     ck_assert_ptr_null(npu_check_header(r, 99));
+    /* NULLs are refused, not followed */
+    uint64_t v;
+    ck_assert_int_eq(npu_counters_get(NULL, "insns", -1, &v, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_counters_instances(NULL, "insns"), -1);
+    ck_assert_int_eq(npu_sim_run_checked(NULL, NULL, &r2, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_sim_run_counted(NULL, NULL, NULL, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_sim_record(NULL, "x.npt", NULL, &d), NPU_EINVAL);
     ck_assert_uint_eq(npu_check_dropped(r), 0);
     npu_check_free(r);
     npu_check_free(NULL);
