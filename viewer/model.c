@@ -232,7 +232,8 @@ static int hbm_columns(vw_model *m)
         for (size_t i = 0; i < m->hbm[l].n; i++)
             if (col[m->hbm[l].v[i].cmd])
                 m->hbm_col_t[m->nhbm_col++] = m->hbm[l].v[i].t;
-    qsort(m->hbm_col_t, n, sizeof *m->hbm_col_t, cmp_u64);
+    if (n > 1)
+        qsort(m->hbm_col_t, n, sizeof *m->hbm_col_t, cmp_u64);
     return 0;
 }
 
@@ -1705,7 +1706,8 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
 
 void vw_table_sort(vw_table *t, int col)
 {
-    qsort_r(t->row, t->n, sizeof *t->row, cmp_row, &col);
+    if (t->n > 1)   /* an empty table may have no rows array: qsort wants one */
+        qsort_r(t->row, t->n, sizeof *t->row, cmp_row, &col);
 }
 
 static int cmp_range(const void *pa, const void *pb)
@@ -1748,6 +1750,7 @@ npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table 
     }
     for (size_t i = 0; i < t->n; i++)
         snprintf(t->row[i].name, sizeof t->row[i].name, "%s", vw_op_name(m, (unsigned)t->row[i].key & 0xFFFF));
-    qsort(t->row, t->n, sizeof *t->row, cmp_range);
+    if (t->n > 1)
+        qsort(t->row, t->n, sizeof *t->row, cmp_range);
     return NPU_OK;
 }

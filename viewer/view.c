@@ -506,7 +506,7 @@ done:
          * reached (after an allocation failure) are empty */
         for (size_t k = reached; k <= ntr; k++)
             run[k] = v->nhits;
-        if (merge_runs(v, run, ntr))
+        if (merge_runs(v, run, ntr) && v->nhits > 1)
             qsort(v->hits, v->nhits, sizeof *v->hits, cmp_hit);  /* no memory to merge */
         /* first hit at or after the left edge of the view */
         size_t i = 0;

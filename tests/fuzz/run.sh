@@ -4,7 +4,8 @@
 # from the project's own files with TOOLBUILD's npusim, and run each target
 # SECONDS seconds, one after the other. `make fuzz FUZZ_SECONDS=N` calls it.
 #
-# Targets: fuzz_asm fuzz_elf fuzz_json fuzz_npy fuzz_exec (tests/fuzz/) and
+# Targets: fuzz_asm fuzz_elf fuzz_json fuzz_npy fuzz_exec fuzz_view
+# (tests/fuzz/; fuzz_view also compiles npuview's model and views) and
 # npt-fuzz (the trace reader's target, traces/tools/npt-fuzz.c).
 # Findings land in build-fuzz/artifacts/; logs in build-fuzz/logs/; the
 # grown corpus in build-fuzz/corpus/TARGET (kept between runs).
@@ -19,7 +20,7 @@ MAKE=${MAKE:-make}
 SANF="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 LIBS="$(pkg-config --libs libcjson zlib 2>/dev/null || echo -lcjson -lz) -lm -lpthread"
 CFL="-std=c11 -D_GNU_SOURCE -O1 -g -I. $(pkg-config --cflags libcjson zlib 2>/dev/null)"
-TARGETS=${*:-"fuzz_asm fuzz_elf fuzz_json fuzz_npy npt-fuzz fuzz_exec"}
+TARGETS=${*:-"fuzz_asm fuzz_elf fuzz_json fuzz_npy npt-fuzz fuzz_view fuzz_exec"}
 
 # The library, compiled for coverage (fuzzer-no-link) and sanitizers. clang
 # warns about things gcc does not; -Wno-error keeps those from blocking.
@@ -29,12 +30,14 @@ $MAKE --no-print-directory BUILD=$FB CC=clang SAN=1 OPT=-O1 \
 mkdir -p $FB/bin $FB/logs $FB/artifacts $FB/seeds $FB/corpus
 for t in $TARGETS; do
     src=tests/fuzz/$t.c; [ "$t" = npt-fuzz ] && src=traces/tools/npt-fuzz.c
-    clang $CFL -DNPT_LIBFUZZER -fsanitize=fuzzer $SANF "$src" $FB/lib/libnpusim.a $LIBS \
+    # the viewer is not in libnpusim: its model and views (no SDL) come along
+    [ "$t" = fuzz_view ] && src="$src viewer/model.c viewer/view.c"
+    clang $CFL -DNPT_LIBFUZZER -fsanitize=fuzzer $SANF $src $FB/lib/libnpusim.a $LIBS \
         -o $FB/bin/$t || { echo "fuzz: building $t failed"; exit 2; }
 done
 
 # Seeds, made fresh each time from the tree (nothing binary is committed).
-S=$FB/seeds; rm -rf "$S"; mkdir -p "$S/asm" "$S/elf" "$S/json" "$S/npy" "$S/trace" "$S/exec" "$S/ref"
+S=$FB/seeds; rm -rf "$S"; mkdir -p "$S/asm" "$S/elf" "$S/json" "$S/npy" "$S/trace" "$S/exec" "$S/ref" "$S/view"
 cp kernels/*.s kernels/examples/*.s tests/check/*.s "$S/asm/" 2>/dev/null
 find tests/data/asm -name '*.s' -exec cp {} "$S/asm/" \; 2>/dev/null
 cp configs/*.json "$S/json/"
@@ -74,6 +77,13 @@ if [ -x "$TOOLS/bin/npt-synth" ]; then
     done
 fi
 python3 tests/fuzz/seed_exec.py "$S"/elf/*.elf "$S/exec" 2>/dev/null
+# the viewer's seeds: small recorded traces (level instr with -A's memory
+# units, level full with HBM commands) and the synthetic ones
+"$NPUSIM" ref softmax --rows 8 --len 64 --cores 2 -o "$S/ref/vsm" >/dev/null 2>&1 &&
+    "$NPUSIM" record -q -A -I 100 -o "$S/view/softmax-A.npt" "$S/ref/vsm/launch.json" >/dev/null 2>&1
+"$NPUSIM" ref gemm --m 64 --n 64 --k 64 --cores 2 -o "$S/ref/vg" >/dev/null 2>&1 &&
+    "$NPUSIM" record -q --level full -I 200 -o "$S/view/gemm-full.npt" "$S/ref/vg/launch.json" >/dev/null 2>&1
+cp "$S"/trace/*.npt "$S/view/" 2>/dev/null
 
 rc=0
 for t in $TARGETS; do
@@ -81,6 +91,7 @@ for t in $TARGETS; do
         fuzz_asm) seeds=asm; ml=16384 ;; fuzz_elf) seeds=elf; ml=65536 ;;
         fuzz_json) seeds=json; ml=16384 ;; fuzz_npy) seeds=npy; ml=65536 ;;
         npt-fuzz) seeds=trace; ml=65536 ;; fuzz_exec) seeds=exec; ml=2304 ;;
+        fuzz_view) seeds=view; ml=65536 ;;
     esac
     # per-input time limit: fuzz_exec runs up to 4096 instructions per core
     # twice (func and perf); 4096 vector instructions of 255 repeats take

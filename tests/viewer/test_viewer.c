@@ -1000,6 +1000,43 @@ START_TEST(t_picture_timeline)
 }
 END_TEST
 
+/* A trace with counter samples and no instruction (a damaged one, or one
+ * fuzz_view built): every tab draws, and the empty tables sort (qsort was
+ * handed a NULL array, which UBSan reports; tests/fuzz/fuzz_view found it). */
+START_TEST(t_no_instructions)
+{
+    static const char *const ctrs[] = { "l2.bytes" };
+    trc_meta meta = counter_meta(ctrs, 1);
+    trc_event ev[2] = { trc_ev_counter(0, 0, 100, 64), trc_ev_counter(1, 0, 200, 128) };
+    vw_model m;
+    load_events("noinsn", &meta, ev, 2, &m);
+    vw_view v;
+    npu_diag d = {0};
+    ck_assert(vw_view_init(&v, &m, 640, 400, 1, &d) == NPU_OK);
+    for (int tab = 0; tab < VW_NTABS; tab++) {
+        v.tab = (vw_tab)tab;
+        for (int k = 0; k < 4; k++) {
+            v.hkey = (vw_hkey)k;
+            v.htab_dirty = 1;
+            vw_cmds c;
+            memset(&c, 0, sizeof c);
+            vw_draw(&v, &c);
+            vw_cmds_free(&c);
+        }
+    }
+    v.has_range = 1;
+    v.r0 = 0;
+    v.r1 = 200;
+    v.tab = VW_TAB_HOTSPOTS;
+    vw_cmds c;
+    memset(&c, 0, sizeof c);
+    vw_draw(&v, &c);
+    vw_cmds_free(&c);
+    vw_view_free(&v);
+    vw_model_free(&m);
+}
+END_TEST
+
 /* The heat maps in the timeline: the busiest row and bin in the map's top
  * colour (slice 0 in 100..200, channel 0 in 0..100), half of it (channel 3
  * everywhere) in the middle one, and no top colour where nothing is at the
@@ -1367,6 +1404,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_picture_timeline);
     tcase_add_test(tc, t_picture_heat);
+    tcase_add_test(tc, t_no_instructions);
     tcase_add_test(tc, t_picture_views);
     tcase_add_test(tc, t_util_odd_width);
     suite_add_tcase(s, tc);
