@@ -455,6 +455,8 @@ static void lod_free(vw_lod *lod);
 
 typedef struct ctr_last { uint64_t t, v; int seen; } ctr_last;
 
+static int heat_pyramid(vw_model *m, vw_heat *h);
+
 /* Add delta, counted over the cycles pt..t (t > pt), to the bins of width
  * w it covers, in proportion; a delta at one cycle (t == pt) goes to the
  * bin of that cycle. */
@@ -566,8 +568,8 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             nhunit = un->count;
             for (int g = 0; g < VW_HEAT__N; g++) {
                 vw_heat *h = &m->heat[g];
-                if (h->n && (size_t)h->n * nb > ((size_t)1 << 26))
-                    h->n = 0;   /* too many cells (an odd trace): no map, not 512 MB */
+                if (h->n && (size_t)h->n * nb > ((size_t)1 << 24))
+                    h->n = 0;   /* too many cells (an odd trace): no map, not 128 MB + its pyramid */
                 if (!h->n)
                     continue;
                 h->nbins = nb;
@@ -804,14 +806,11 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
             mx = NPU_MAX(mx, vw_counter_rate(m, &m->ctr[i], k));
         m->ctr[i].max_rate = mx;
     }
-    for (int g = 0; g < VW_HEAT__N; g++) {
-        vw_heat *h = &m->heat[g];
-        for (uint32_t row = 0; row < h->n; row++)
-            for (size_t k = 0; k < h->nbins; k++)
-                h->max_rate = NPU_MAX(h->max_rate, vw_heat_rate(m, h, row, k));
-    }
     if (m->t_end <= m->t_min)
         m->t_end = m->t_min + 1;
+    for (int g = 0; g < VW_HEAT__N; g++)
+        if (heat_pyramid(m, &m->heat[g]))
+            goto oom;
     roofs(m);
     if (hbm_columns(m))
         goto oom;
@@ -867,8 +866,11 @@ void vw_model_free(vw_model *m)
     for (size_t i = 0; i < m->nctr; i++)
         npu_free(m->ctr[i].bin);
     npu_free(m->ctr);
-    for (int g = 0; g < VW_HEAT__N; g++)
+    for (int g = 0; g < VW_HEAT__N; g++) {
         npu_free(m->heat[g].bin);
+        for (int l = 0; l < m->heat[g].nlv; l++)
+            npu_free(m->heat[g].lv[l]);
+    }
     for (uint32_t i = 0; i < m->nhbm; i++)
         npu_free(m->hbm[i].v);
     npu_free(m->hbm);
@@ -899,6 +901,68 @@ static double bin_cycles(const vw_model *m, size_t k)
     if (m->t_end > a && m->t_end < z)
         z = m->t_end;
     return (double)(z - a);
+}
+
+static size_t lv_len(const vw_heat *h, int l) { return (h->nbins + ((size_t)1 << l) - 1) >> l; }
+
+/* The rates (level 0) and their max pyramid; the map's max_rate. */
+static int heat_pyramid(vw_model *m, vw_heat *h)
+{
+    if (!h->n || !h->nbins)
+        return 0;
+    h->lv[0] = npu_malloc((size_t)h->n * h->nbins * sizeof(double));
+    if (!h->lv[0])
+        return -1;
+    h->nlv = 1;
+    for (uint32_t row = 0; row < h->n; row++)
+        for (size_t k = 0; k < h->nbins; k++) {
+            double r = vw_heat_rate(m, h, row, k);
+            h->lv[0][(size_t)row * h->nbins + k] = r;
+            h->max_rate = NPU_MAX(h->max_rate, r);
+        }
+    while (h->nlv < 32 && lv_len(h, h->nlv - 1) > 1) {
+        int l = h->nlv;
+        size_t w = lv_len(h, l), pw = lv_len(h, l - 1);
+        double *a = npu_malloc((size_t)h->n * w * sizeof(double));
+        if (!a)
+            return -1;
+        for (uint32_t row = 0; row < h->n; row++) {
+            const double *p = h->lv[l - 1] + (size_t)row * pw;
+            for (size_t j = 0; j < w; j++) {
+                double x = p[2 * j];
+                if (2 * j + 1 < pw)
+                    x = NPU_MAX(x, p[2 * j + 1]);
+                a[(size_t)row * w + j] = x;
+            }
+        }
+        h->lv[l] = a;
+        h->nlv++;
+    }
+    return 0;
+}
+
+double vw_heat_max(const vw_model *m, const vw_heat *h, uint32_t row, size_t ba, size_t bz)
+{
+    if (row >= h->n || ba >= h->nbins || ba > bz)
+        return 0.0;
+    if (bz >= h->nbins)
+        bz = h->nbins - 1;
+    if (!h->nlv) {   /* no pyramid (a model not built by vw_model_load) */
+        double mx = 0;
+        for (size_t k = ba; k <= bz; k++)
+            mx = NPU_MAX(mx, vw_heat_rate(m, h, row, k));
+        return mx;
+    }
+    double mx = 0;
+    for (size_t i = ba; i <= bz;) {
+        /* the largest aligned block at i that ends within bz */
+        int l = 0;
+        while (l + 1 < h->nlv && !(i & (((size_t)2 << l) - 1)) && i + ((size_t)2 << l) - 1 <= bz)
+            l++;
+        mx = NPU_MAX(mx, h->lv[l][(size_t)row * lv_len(h, l) + (i >> l)]);
+        i += (size_t)1 << l;
+    }
+    return mx;
 }
 
 double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k)

@@ -1193,9 +1193,7 @@ static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float 
             uint32_t c = 0;
             size_t ba, bz;
             if (px < W && px_bins(v, x0, px, hm->nbins, &ba, &bz)) {
-                double mx = 0;
-                for (size_t k = ba; k <= bz; k++)
-                    mx = NPU_MAX(mx, vw_heat_rate(v->m, hm, row, k));
+                double mx = vw_heat_max(v->m, hm, row, ba, bz);
                 if (mx > 0)
                     c = heat_colour(mx / hm->max_rate);
             }

@@ -107,6 +107,10 @@ typedef struct vw_heat {
     double *bin;        /* [n * nbins] bytes per bin (row-major) */
     size_t nbins;
     double max_rate;    /* bytes per cycle of the busiest row and bin */
+    /* a max pyramid of the rates, for vw_heat_max: level L holds, per row,
+     * the largest rate of each block of 2^L bins (level 0 the rates) */
+    int nlv;
+    double *lv[32];     /* [n * ceil(nbins / 2^L)] each */
 } vw_heat;
 
 typedef struct vw_tick { uint64_t t; uint8_t cmd; } vw_tick;
@@ -216,6 +220,9 @@ uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint);
  * covers up to the end of the run (the last bin may be partial). */
 /* Bytes per cycle of heat map row `row` in bin k. */
 double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k);
+/* The largest of those over bins ba..bz (from the pyramid: O(log^2) bins
+ * read, however many a pixel spans). */
+double vw_heat_max(const vw_model *m, const vw_heat *h, uint32_t row, size_t ba, size_t bz);
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k);
 const char *vw_op_name(const vw_model *m, unsigned op);
 const char *vw_cause_name(const vw_model *m, unsigned cause);
