@@ -218,6 +218,9 @@ uint64_t mem_hbm_now(const mem_hbm *h);
 const mem_chan_stats *mem_hbm_chan_stats(const mem_hbm *h, int chan);
 /* Sum of all channels (histograms merged). Caller-owned out. */
 void     mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *out);
+/* The same without the latency histogram's bins (left untouched; n, sum,
+ * min and max are filled): 57 KB a histogram not summed, for samples. */
+void     mem_hbm_total_stats_nobins(const mem_hbm *h, mem_chan_stats *out);
 /* Bring the queue-occupancy integrals (rq_occ_sum, wq_occ_sum) of every
  * channel up to cycle t (they are otherwise integrated up to each
  * channel's last tick or submit); call before reading them. */
@@ -307,10 +310,12 @@ npu_status mem_sys_status(const mem_sys *s);
 /* Fill *out (pointers stay valid until the next call into s). */
 void     mem_sys_stats_get(mem_sys *s, mem_sys_stats *out);
 /* The same as counted up to cycle T (> 0; every memory event before T
- * done, none at or after it): a request's l2.stall_cycles, added whole
- * when the slice accepts it, count only up to T while its lookup is still
- * to come, so that interval samples split a wait over the windows it
- * spans. T = 0: as mem_sys_stats_get. */
+ * done, none at or after it), for interval samples: a request's
+ * l2.stall_cycles, added whole when the slice accepts it, count only up to
+ * T while its lookup is still to come, so that a sample splits a wait over
+ * the windows it spans; and the latency histograms carry their n, sum, min
+ * and max but not their bins (7 168 of them each: copying 64 of them at
+ * every sample cost more than the run). T = 0: as mem_sys_stats_get. */
 void     mem_sys_stats_at(mem_sys *s, uint64_t T, mem_sys_stats *out);
 /* 1 while some accepted request's lookup is still to start (a sample at a
  * later window end would then differ from this one). */

@@ -1884,7 +1884,15 @@ void mem_hbm_account_to(mem_hbm *h, uint64_t t)
 
 void mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *o)
 {
-    memset(o, 0, sizeof *o);
+    memset(o->lat.bin, 0, sizeof o->lat.bin);
+    mem_hbm_total_stats_nobins(h, o);
+    for (int i = 0; i < h->nch; i++)
+        for (int b = 0; b < MEM_HIST_N; b++) o->lat.bin[b] += h->ch[i].st.lat.bin[b];
+}
+
+void mem_hbm_total_stats_nobins(const mem_hbm *h, mem_chan_stats *o)
+{
+    memset(o, 0, offsetof(mem_chan_stats, lat) + offsetof(mem_hist, bin));
     o->lat.min = NEVER;
     for (int i = 0; i < h->nch; i++) {
         const mem_chan_stats *s = &h->ch[i].st;
@@ -1896,7 +1904,6 @@ void mem_hbm_total_stats(const mem_hbm *h, mem_chan_stats *o)
         o->lat.n += s->lat.n; o->lat.sum += s->lat.sum;
         if (s->lat.n && s->lat.min < o->lat.min) o->lat.min = s->lat.min;
         if (s->lat.max > o->lat.max) o->lat.max = s->lat.max;
-        for (int b = 0; b < MEM_HIST_N; b++) o->lat.bin[b] += s->lat.bin[b];
     }
     /* last_done was summed above with the scalars: recompute as the max */
     o->last_done = 0;

@@ -702,15 +702,23 @@ int mem_sys_waits_pending(const mem_sys *s)
 
 void mem_sys_stats_at(mem_sys *s, uint64_t T, mem_sys_stats *o)
 {
-    memset(o, 0, sizeof *o);
+    /* a sample (T > 0) leaves the histograms' bins out */
+    const size_t cl = T ? offsetof(mem_chan_stats, lat) + offsetof(mem_hist, bin) : sizeof(mem_chan_stats);
+    const size_t ll = T ? offsetof(mem_l2_stats, lat) + offsetof(mem_hist, bin) : sizeof(mem_l2_stats);
+    memset(o, 0, T ? offsetof(mem_sys_stats, hbm_total) : sizeof *o);
     o->nchan = mem_hbm_channels(s->hbm);
     o->nslice = s->nslice;
-    for (int i = 0; i < o->nchan; i++) s->chan_copy[i] = *mem_hbm_chan_stats(s->hbm, i);
+    for (int i = 0; i < o->nchan; i++) memcpy(&s->chan_copy[i], mem_hbm_chan_stats(s->hbm, i), cl);
     o->chan = s->chan_copy;
-    mem_hbm_total_stats(s->hbm, &o->hbm_total);
+    if (T)
+        mem_hbm_total_stats_nobins(s->hbm, &o->hbm_total);
+    else
+        mem_hbm_total_stats(s->hbm, &o->hbm_total);
+    memset(&o->l2_total, 0, ll);
+    o->dram_cycles = o->core_cycles = 0;
     o->l2_total.lat.min = NEVER;
     for (int i = 0; i < s->nslice; i++) {
-        s->slice_copy[i] = s->sl[i].st;
+        memcpy(&s->slice_copy[i], &s->sl[i].st, ll);
         const mem_l2_stats *x = &s->slice_copy[i];
         /* the waits of lookups still to start, up to T only (every one
          * starts at or after T when T is the caller's current cycle) */
@@ -724,7 +732,7 @@ void mem_sys_stats_at(mem_sys *s, uint64_t T, mem_sys_stats *o)
         t->lat.n += x->lat.n; t->lat.sum += x->lat.sum;
         if (x->lat.n && x->lat.min < t->lat.min) t->lat.min = x->lat.min;
         if (x->lat.max > t->lat.max) t->lat.max = x->lat.max;
-        for (int b = 0; b < MEM_HIST_N; b++) t->lat.bin[b] += x->lat.bin[b];
+        for (int b = 0; !T && b < MEM_HIST_N; b++) t->lat.bin[b] += x->lat.bin[b];
     }
     o->slice = s->slice_copy;
     o->dram_cycles = mem_hbm_now(s->hbm);

@@ -1481,7 +1481,7 @@ npu_status sim_timing_run(npu_sim *s, const sim_timing_opts *opts, sim_timing_st
     uint64_t next_b = every;
 #if TM_HAVE_MEMMODEL
     if (!st && every && T.obs && T.obs->on_mem_sample && T.mem.free == sys_free &&
-        !(msamp = npu_malloc(sizeof(mem_sys_stats))))
+        !(msamp = npu_calloc(1, sizeof(mem_sys_stats))))
         st = oom(&T);
 #else
     (void)next_b;
