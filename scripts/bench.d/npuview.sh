@@ -24,12 +24,18 @@ python3 - "$NPU_BUILD/bin/npuview" "$tmp/big.npt" "$tmp/heat.npt" <<'PY'
 # CPU time the frame figures; CPU times (thread / process clocks) are what
 # an idle machine would show, wall times what this one did.
 import json, subprocess, sys
-runs = []
-for _ in range(3):
-    p = subprocess.run([sys.argv[1], "--bench", sys.argv[2]], stdout=subprocess.PIPE, text=True)
-    if p.returncode:
-        raise SystemExit("npuview --bench: exit %d" % p.returncode)
-    runs.append(json.loads(p.stdout))
+
+def bench3(trace):
+    """three `npuview --bench` runs of trace"""
+    out = []
+    for _ in range(3):
+        p = subprocess.run([sys.argv[1], "--bench", trace], stdout=subprocess.PIPE, text=True)
+        if p.returncode:
+            raise SystemExit("npuview --bench %s: exit %d" % (trace, p.returncode))
+        out.append(json.loads(p.stdout))
+    return out
+
+runs = bench3(sys.argv[2])
 ld = min(runs, key=lambda r: r["load_s"])
 fr = min(runs, key=lambda r: r["frame_cpu_ms_p99"])
 r = {k: ld[k] for k in ld if k.startswith("load")}
@@ -40,13 +46,7 @@ r["frame_ms_max_all"] = [x["frame_ms_max"] for x in runs]
 r["frame_cpu_ms_max_all"] = [x["frame_cpu_ms_max"] for x in runs]
 r["trace"] = "synthetic, 24 cores"
 r["command"] = "npt-synth -o big.npt --events N --cores 24; npuview --bench big.npt (best of 3)"
-hr = []
-for _ in range(3):
-    p = subprocess.run([sys.argv[1], "--bench", sys.argv[3]], stdout=subprocess.PIPE, text=True)
-    if p.returncode:
-        raise SystemExit("npuview --bench (heat maps): exit %d" % p.returncode)
-    hr.append(json.loads(p.stdout))
-h = min(hr, key=lambda x: x["frame_cpu_ms_p99"])
+h = min(bench3(sys.argv[3]), key=lambda x: x["frame_cpu_ms_p99"])
 for k in ("load_s", "frame_ms_p50", "frame_ms_p99", "frame_ms_max", "frame_cpu_ms_p99", "max_draw_commands"):
     r["heat_" + k] = h[k]
 r["heat_trace"] = "npusim record -A -I 10 of a 2048^3 f16 GEMM on 24 cores (timing mode)"
