@@ -22,8 +22,9 @@ bench() {  # name command...
     if "$@" > "$TMP/$name.json" 2> "$LOG/$name.log"; then
         echo ok
     else
+        st=$?
         echo "FAILED (see $LOG/$name.log)"; failed=1
-        printf '{"error": "exit status %s; see %s"}\n' "$?" "$LOG/$name.log" > "$TMP/$name.json"
+        printf '{"error": "exit status %s; see %s"}\n' "$st" "$LOG/$name.log" > "$TMP/$name.json"
     fi
     echo "$name" >> "$TMP/list"
 }
