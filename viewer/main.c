@@ -1,4 +1,5 @@
 /* main.c — the npuview command: options, then a window, a PNG or a benchmark. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,12 @@ static void usage(FILE *f)
             "  --size WxH               picture / window size (default 1280x800)\n"
             "  --scale S                UI scale for the picture (HiDPI, default 1)\n"
             "  --bench                  load time and frame-time percentiles as JSON\n"
+            "  --report                 print the hotspot table (rows by --group, over\n"
+            "                           --range) on stdout, like perf report --stdio; no display\n"
+            "  --format F               the report as text | csv | json (default text)\n"
+            "  --sort K                 the report's order: busy | stall | count | name\n"
+            "                           (default busy; largest first)\n"
+            "  --top N                  the report's first N rows only (default all)\n"
             "  -h, --help               this text\n"
             "exit status: 0 ok; 2 a file that is not a viewable trace, a bad option, or a\n"
             "failure of the run (display, PNG, out of memory), with a one-line message\n");
@@ -55,7 +62,9 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
 int main(int argc, char **argv)
 {
     const char *shot = NULL, *trace = NULL;
-    int bench = 0;
+    int bench = 0, report = 0;
+    const char *report_only = NULL;   /* a report option given, for the check below */
+    vw_report_opts ro = { VW_HK_FUNC, 2, 0, 0, 0, 0, VW_RF_TEXT, NULL };
     vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1, VW_HK_FUNC };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -65,6 +74,36 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--bench")) {
             bench = 1;
+        } else if (!strcmp(a, "--report")) {
+            report = 1;
+        } else if (!strcmp(a, "--format") || !strcmp(a, "--sort") || !strcmp(a, "--top")) {
+            if (!val) {
+                fprintf(stderr, "npuview: %s needs a value\n", a);
+                return 2;
+            }
+            i++;
+            report_only = a;
+            if (!strcmp(a, "--format")) {
+                static const char *const names[3] = { "text", "csv", "json" };
+                int k = pick(a, val, names, 3);
+                if (k < 0)
+                    return 2;
+                ro.fmt = (vw_rfmt)k;
+            } else if (!strcmp(a, "--sort")) {
+                static const char *const names[4] = { "name", "count", "busy", "stall" };
+                int k = pick(a, val, names, 4);
+                if (k < 0)
+                    return 2;
+                ro.sort_col = k;
+            } else {
+                char *e;
+                unsigned long long n = strtoull(val, &e, 10);
+                if (!*val || *e || val[0] == '-' || n < 1 || n > 1000000000ull) {
+                    fprintf(stderr, "npuview: --top %s: expected a number of rows from 1 to 1000000000\n", val);
+                    return 2;
+                }
+                ro.top = (size_t)n;
+            }
         } else if (!strcmp(a, "--screenshot") || !strcmp(a, "--view") || !strcmp(a, "--range") ||
                    !strcmp(a, "--group") ||
                    !strcmp(a, "--size") || !strcmp(a, "--scale")) {
@@ -132,6 +171,43 @@ int main(int argc, char **argv)
     if (!trace) {
         usage(stderr);
         return 2;
+    }
+    if (report_only && !report) {
+        fprintf(stderr, "npuview: %s is an option of --report\n", report_only);
+        return 2;
+    }
+    if (report && (bench || shot)) {
+        fprintf(stderr, "npuview: --report prints a table: not with %s\n", bench ? "--bench" : "--screenshot");
+        return 2;
+    }
+    if (report) {
+        /* no SDL at all: a report needs no display */
+        vw_model m;
+        npu_diag d = {0};
+        if (vw_model_load(&m, trace, &d) != NPU_OK)
+            return load_failed(trace, &d);
+        const trc_damage *dl;
+        size_t nd = trc_reader_damage(m.r, &dl);
+        for (size_t i = 0; i < nd && i < 5; i++)
+            fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
+                    (unsigned long long)dl[i].offset, dl[i].what);
+        ro.key = o.hkey;
+        ro.has_range = o.has_range;
+        ro.r0 = o.r0;
+        ro.r1 = o.r1;
+        ro.trace = trace;
+        npu_buf b = {0};
+        int rc = 0;
+        if (vw_report(&m, &ro, &b, &d) != NPU_OK) {
+            fprintf(stderr, "%s\n", d.msg);
+            rc = 2;
+        } else if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
+            fprintf(stderr, "npuview: writing the report: %s\n", strerror(errno));
+            rc = 2;
+        }
+        npu_buf_free(&b);
+        vw_model_free(&m);
+        return rc;
     }
     if (SDL_Init(0) != 0) {
         fprintf(stderr, "npuview: SDL_Init: %s\n", SDL_GetError());

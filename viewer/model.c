@@ -1375,6 +1375,28 @@ static void grid_add(uint64_t *g, size_t ngrid, uint32_t shift, const vw_box *a,
     }
 }
 
+/* The instruction a stall belongs to: the box of its track that holds the
+ * stall's start (a data move waiting for GM inside its own box), else the
+ * next box to start (the instruction that waited: a wait_flag, or on S the
+ * dispatch of an instruction whose pipe's queue was full). At load a
+ * stall only knows the core's last instruction, often a branch on another
+ * pipe; it keeps that one when nothing follows on its track. Both arrays
+ * are sorted by start, and a pipe's boxes follow one another, so one
+ * forward pass serves all the track's stalls. */
+static void stall_owners(vw_track *t)
+{
+    size_t j = 0;
+    for (size_t k = 0; k < t->ns; k++) {
+        vw_box *s = &t->stall[k];
+        while (j < t->n && t->box[j].t0 + t->box[j].dur <= s->t0)   /* ended (or ran in no time) first */
+            j++;
+        if (j == t->n)
+            break;
+        s->pc = t->box[j].pc;
+        s->stack = t->box[j].stack;
+    }
+}
+
 static void *sums_worker(void *arg)
 {
     sums_job *j = arg;
@@ -1384,6 +1406,7 @@ static void *sums_worker(void *arg)
         uint64_t *ug = m->ugrid + (size_t)c * (m->ngrid + 1), *mg = m->mgrid + (size_t)c * (m->ngrid + 1);
         for (unsigned p = 0; p < TRC_NPIPES && !j->err; p++) {
             vw_track *t = vw_track_at(m, c, p);
+            stall_owners(t);
             if (prefix_arrays(t, p, j) || sums_build(&t->sb, t->box, t->n) || sums_build(&t->ss, t->stall, t->ns) ||
                 lod_build(t->lod, t->box, t->n) || lod_build(t->slod, t->stall, t->ns))
                 j->err = 1;
@@ -1693,7 +1716,11 @@ static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint
     vw_hrow *r = trow(h->t, &h->a, k, &err);
     if (!r)
         return -1;
-    r->pipe = pipe;
+    /* a stall's leaf carries its cause, not an opcode, and may be on
+     * another pipe than the instruction's: it names a row only when no
+     * instruction of the row ran (stalls are visited after the boxes) */
+    if (!h->st || !r->count)
+        r->pipe = pipe;
     if (h->st) {
         r->stall += w;
         h->t->total_stall += w;

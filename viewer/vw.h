@@ -267,6 +267,21 @@ void vw_table_sort(vw_table *t, int sort_col);
 npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d);
 void vw_table_free(vw_table *t);
 
+/* The hotspot table as a report (npuview --report, viewer/report.c):
+ * vw_hotspots over the whole run or [r0, r1), sorted, the first `top` rows
+ * (0 = all), appended to out as text (perf report --stdio style), CSV or
+ * JSON. */
+typedef enum vw_rfmt { VW_RF_TEXT, VW_RF_CSV, VW_RF_JSON } vw_rfmt;
+typedef struct vw_report_opts {
+    vw_hkey key;
+    int sort_col;           /* as vw_table_sort: 0 name, 1 count, 2 busy, 3 stall */
+    size_t top;
+    int has_range; uint64_t r0, r1;
+    vw_rfmt fmt;
+    const char *trace;      /* named in the header */
+} vw_report_opts;
+npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d);
+
 /* ---- draw commands ---------------------------------------------------------- */
 typedef enum vw_cmd_kind { VW_CMD_RECT, VW_CMD_TEXT, VW_CMD_LINE, VW_CMD_CLIP, VW_CMD_STRIP } vw_cmd_kind;
 /* STRIP: the rects of one lane, which share their y and height: spans

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <SDL.h>
+#include <cJSON.h>
 
 #include "viewer/vw.h"
 
@@ -237,6 +238,152 @@ START_TEST(t_hotspots_before_label)
     ck_assert_uint_eq(t.row[2].busy, 5);
     vw_table_free(&t);
     vw_model_free(&m);
+}
+END_TEST
+
+/* A stall belongs to the instruction that waited (viewer/model.c,
+ * stall_owners): on S the dispatch after a full queue, not the branch
+ * before it; on MTE1 the wait_flag after a set_flag of the same cycle; on
+ * MTE2 the data move whose box holds a memory stall. */
+START_TEST(t_stall_owner)
+{
+    static const char *const ops[] = { "bne", "mov", "set_flag", "wait_flag" };
+    static const char *const causes[] = { "flag", "queue_full", "memory" };
+    static const trc_symbol syms[] = { { "main", 0x100, 0x400, 1 }, { ".La", 0x180, 0, 0 },
+                                       { ".Lb", 0x300, 0, 0 }, { ".Lc", 0x400, 0, 0 } };
+    trc_meta meta = two_core_meta();
+    meta.opcodes = (trc_names){ ops, 4 };
+    meta.causes = (trc_names){ causes, 3 };
+    meta.symbols = syms;
+    meta.n_symbols = 4;
+    const trc_event ev[] = {
+        trc_ev_insn(0, TRC_PIPE_MTE2, 0x400, 1, 0, 0, 100, 0),   /* a move 0..100 ... */
+        trc_ev_insn(0, TRC_PIPE_S, 0x180, 0, 0, 0, 3, 0),        /* bne */
+        trc_ev_stall(0, TRC_PIPE_S, 1, 3, 10),                    /* queue full: 7 */
+        trc_ev_insn(0, TRC_PIPE_S, 0x200, 1, 10, 10, 11, 1),     /* the dispatch that waited */
+        trc_ev_insn(0, TRC_PIPE_MTE1, 0x2f8, 2, 20, 20, 20, 0),  /* set_flag, no time */
+        trc_ev_stall(0, TRC_PIPE_MTE1, 0, 20, 50),                /* flag: 30 */
+        trc_ev_insn(0, TRC_PIPE_MTE1, 0x300, 3, 50, 50, 50, 0),  /* the wait_flag */
+        trc_ev_stall(0, TRC_PIPE_MTE2, 2, 60, 100),               /* ... waiting for GM: 40 */
+    };
+    vw_model m;
+    load_events("owner", &meta, ev, NPU_ARRAY_LEN(ev), &m);
+    npu_diag d = {0};
+    vw_table t = {0};
+    ck_assert(vw_hotspots(&m, VW_HK_PC, 0, 0, &t, &d) == NPU_OK);
+    uint64_t want[][2] = { { 0x180, 0 }, { 0x200, 7 }, { 0x2f8, 0 }, { 0x300, 30 }, { 0x400, 40 } };
+    ck_assert_uint_eq(t.n, NPU_ARRAY_LEN(want));
+    for (size_t i = 0; i < NPU_ARRAY_LEN(want); i++) {
+        const vw_hrow *r = NULL;
+        for (size_t k = 0; k < t.n; k++)
+            if (t.row[k].key == want[i][0])
+                r = &t.row[k];
+        ck_assert_msg(r != NULL, "no row for 0x%llx", (unsigned long long)want[i][0]);
+        ck_assert_msg(r->stall == want[i][1], "0x%llx: stall %llu, want %llu", (unsigned long long)want[i][0],
+                      (unsigned long long)r->stall, (unsigned long long)want[i][1]);
+    }
+    vw_table_free(&t);
+    /* by label: the stalls follow their instructions' labels */
+    ck_assert(vw_hotspots(&m, VW_HK_LABEL, 0, 0, &t, &d) == NPU_OK);
+    for (size_t k = 0; k < t.n; k++) {
+        const char *n = t.row[k].name;
+        uint64_t w = !strcmp(n, ".La") ? 7 : !strcmp(n, ".Lb") ? 30 : !strcmp(n, ".Lc") ? 40 : 0;
+        ck_assert_msg(t.row[k].stall == w, "%s: stall %llu", n, (unsigned long long)t.row[k].stall);
+    }
+    vw_table_free(&t);
+    vw_model_free(&m);
+}
+END_TEST
+
+/* npuview --report (viewer/report.c): the hotspot table as text, CSV and
+ * JSON. The rows are vw_hotspots' (sorted, cut by --top); a name longer
+ * than the tab's 63 bytes is printed whole; a pc row keeps its
+ * instruction's pipe when a stall on another pipe is attributed to it. */
+START_TEST(t_report)
+{
+    static const char *const ops[] = { "nop", "vadd" };
+    static const char *const causes[] = { "memory" };
+    static const char *const longname = ".Lan_inner_loop_label_whose_name_is_longer_than_the_hotspot_tab_keeps";
+    static const trc_symbol syms[] = { { "main", 0x100, 0x100, 1 }, { ".Lloop", 0x140, 0, 0 },
+                                       { longname, 0x180, 0, 0 } };
+    trc_meta meta = two_core_meta();
+    meta.opcodes = (trc_names){ ops, 2 };
+    meta.causes = (trc_names){ causes, 1 };
+    meta.symbols = syms;
+    meta.n_symbols = 3;
+    char dir[64], path[128];
+    tmp_trace(dir, path, "report", "r.npt");
+    npu_diag d = {0};
+    trc_writer *w = trc_writer_open(path, &meta, &d);
+    ck_assert_msg(w != NULL, "%s", d.msg);
+    const trc_event ev[] = {
+        trc_ev_insn(0, TRC_PIPE_S, 0x100, 0, 0, 0, 4, 0),        /* main: 4 */
+        trc_ev_insn(0, TRC_PIPE_S, 0x140, 1, 4, 4, 5, 0),        /* vadd issues on S ... */
+        trc_ev_insn(0, TRC_PIPE_V, 0x140, 1, 5, 5, 25, 0),       /* ... and runs on V: 20 */
+        trc_ev_stall(0, TRC_PIPE_S, 0, 25, 40),                   /* S waits, pc 0x140: 15 */
+        trc_ev_insn(1, TRC_PIPE_S, 0x180, 0, 0, 0, 75, 0),       /* the long label: 75 */
+    };
+    for (size_t i = 0; i < NPU_ARRAY_LEN(ev); i++)
+        ck_assert_int_eq(trc_write(w, &ev[i]), NPU_OK);
+    ck_assert_int_eq(trc_writer_add_disasm(w, 0x140, "vadd v0, v1, v2, 8"), NPU_OK);
+    ck_assert_msg(trc_writer_close(w, &d) == NPU_OK, "%s", d.msg);
+    vw_model m;
+    ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
+
+    /* text, by label, busy first */
+    vw_report_opts o = { VW_HK_LABEL, 2, 0, 0, 0, 0, VW_RF_TEXT, "r.npt" };
+    npu_buf b = {0};
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    const char *txt = (const char *)b.data;
+    ck_assert_msg(strstr(txt, "# npuview report of r.npt: k on 2 cores, cycles 0 to 75 (the whole run)\n") != NULL, "%s", txt);
+    ck_assert_msg(strstr(txt, "# busy 100 cycles in 4 boxes; stall 15 cycles\n") != NULL, "%s", txt);
+    ck_assert_msg(strstr(txt, "# stall by cause: memory 100.0 %\n") != NULL, "%s", txt);
+    const char *r1 = strstr(txt, "    75.00     0.00            75             0           1  .Lan_inner_loop_label"
+                                 "_whose_name_is_longer_than_the_hotspot_tab_keeps\n");
+    const char *r2 = strstr(txt, "    21.00   100.00            21            15           2  .Lloop\n");
+    const char *r3 = strstr(txt, "     4.00     0.00             4             0           1  main (before its first label)\n");
+    ck_assert_msg(r1 && r2 && r3 && r1 < r2 && r2 < r3, "%s", txt);
+    npu_buf_free(&b);
+
+    /* CSV by pc, stall first, the first two rows: the pc row is V's */
+    o = (vw_report_opts){ VW_HK_PC, 3, 2, 0, 0, 0, VW_RF_CSV, "r.npt" };
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    ck_assert_str_eq((const char *)b.data,
+                     "pc,name,pipe,count,busy,stall,busy_pct,stall_pct\n"
+                     "0x140,\"vadd v0, v1, v2, 8\",V,2,21,15,21.0000,100.0000\n"
+                     "0x100,nop,S,1,4,0,4.0000,0.0000\n");   /* ties: lower pc first */
+    npu_buf_free(&b);
+
+    /* JSON by opcode over [0, 10): every box overlapping it counts */
+    o = (vw_report_opts){ VW_HK_OPCODE, 2, 0, 1, 0, 10, VW_RF_JSON, "r.npt" };
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    cJSON *j = cJSON_Parse((const char *)b.data);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "group")->valuestring, "opcodes");
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "from")->valueint, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "to")->valueint, 10);
+    const cJSON *rows = cJSON_GetObjectItem(j, "rows");
+    uint64_t busy = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, rows)
+        busy += (uint64_t)cJSON_GetObjectItem(x, "busy")->valuedouble;
+    ck_assert_uint_eq(busy, (uint64_t)cJSON_GetObjectItem(j, "total_busy")->valuedouble);
+    ck_assert_uint_eq(busy, 4 + 1 + 5 + 10);    /* main, vadd's issue, 5 of its 20 on V, 10 of 75 */
+    cJSON_Delete(j);
+    npu_buf_free(&b);
+
+    /* a range with no instruction */
+    o = (vw_report_opts){ VW_HK_FUNC, 2, 0, 1, 1000, 2000, VW_RF_TEXT, NULL };
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    ck_assert_ptr_nonnull(strstr((const char *)b.data, "# no instruction ran in this range\n"));
+    npu_buf_free(&b);
+    vw_model_free(&m);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1425,6 +1572,8 @@ int main(void)
     tcase_add_test(tc, t_model_counts);
     tcase_add_test(tc, t_model_roofs);
     tcase_add_test(tc, t_hotspots_before_label);
+    tcase_add_test(tc, t_report);
+    tcase_add_test(tc, t_stall_owner);
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
     tcase_add_test(tc, t_hbm_bytes_from_counters);

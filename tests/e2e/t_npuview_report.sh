@@ -1,0 +1,150 @@
+#!/bin/sh
+# npuview --report end to end on recorded kernels (GEMM on 24 cores of the
+# default machine, causal attention on 2 small cores: every pipe): for
+# every grouping, the JSON report's busy total is the sum of the engine's
+# pipe.*.busy_cycles (npusim stat) and of its rows; its count is the
+# trace's instruction boxes (CSV export); the stall total is the trace's
+# stall cycles, and each pc's stalls are those of the instruction that
+# waited (recomputed from the trace); pcs rows name their pipe as the trace does; the text and CSV
+# reports list the same rows in the same order; --top cuts, --range
+# narrows; no display is needed; two reports are identical; bad options
+# exit 2 with a message.
+NAME=t_npuview_report
+. "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
+V="${NPU_BUILD:?}/bin/npuview"
+[ -x "$V" ] || fail "no $V"
+small="$NPU_ROOT/configs/small.json"
+
+"$NPUSIM" ref gemm --dtype f16 --out f32 --m 256 --n 320 --k 200 --cores 24 --seed 1 -o "$tmp/g24" \
+    > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref gemm"; }
+"$NPUSIM" ref attention --bh 3 --sq 100 --causal 1 --cores 2 --config "$small" --seed 4 -o "$tmp/att" \
+    > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref attention"; }
+for k in g24 att; do
+    "$NPUSIM" record -q -o "$tmp/$k.npt" "$tmp/$k/launch.json" || fail "record $k"
+    "$NPUSIM" stat --json -e 'pipe.*.busy_cycles' "$tmp/$k/launch.json" > "$tmp/$k.stat.json" 2>/dev/null ||
+        fail "stat $k"
+    "$NPUSIM" trace export --format csv "$tmp/$k.npt" -o "$tmp/$k.csv" || fail "csv $k"
+    for g in functions labels pcs opcodes; do
+        # no display: a report opens no window and needs no video driver
+        env -u DISPLAY -u WAYLAND_DISPLAY SDL_VIDEODRIVER=none "$V" --report --format json --group $g \
+            "$tmp/$k.npt" > "$tmp/$k.$g.json" 2>"$tmp/err" || { cat "$tmp/err"; fail "$k: --report json $g"; }
+        "$V" --report --group $g "$tmp/$k.npt" > "$tmp/$k.$g.txt" || fail "$k: --report $g"
+        "$V" --report --format csv --group $g "$tmp/$k.npt" > "$tmp/$k.$g.csv" || fail "$k: --report csv $g"
+        "$V" --report --format csv --group $g "$tmp/$k.npt" | cmp -s - "$tmp/$k.$g.csv" ||
+            fail "$k: two reports differ"
+    done
+    "$V" --report --format json --group pcs --top 5 --sort stall "$tmp/$k.npt" > "$tmp/$k.top.json" ||
+        fail "$k: --top"
+    "$V" --report --format json --group labels --range 1000:3000 "$tmp/$k.npt" > "$tmp/$k.range.json" ||
+        fail "$k: --range"
+    python3 - "$tmp" "$k" <<'PY' || fail "$k: the report does not match the engine and the trace"
+import csv, json, sys
+d, k = sys.argv[1], sys.argv[2]
+stat = json.load(open(f"{d}/{k}.stat.json"))["events"]
+busy = sum(v["value"] for n, v in stat.items() if n.endswith(".busy_cycles"))
+rows = list(csv.DictReader(open(f"{d}/{k}.csv")))
+boxes = sum(1 for r in rows if r["kind"] == "insn")
+stalls = sum(int(r["end"]) - int(r["start"]) for r in rows if r["kind"] == "stall")
+pipe_of = {}
+for r in rows:
+    if r["kind"] == "insn" and not int(r["flags"]) & 1:     # not a dispatch slot on S
+        pipe_of.setdefault(int(r["pc"], 16), set()).add(r["pipe"])
+bad = []
+for g in ("functions", "labels", "pcs", "opcodes"):
+    j = json.load(open(f"{d}/{k}.{g}.json"))
+    if j["group"] != g or j["rows_total"] != len(j["rows"]):
+        bad.append((g, "header"))
+    if j["total_busy"] != busy or sum(r["busy"] for r in j["rows"]) != busy:
+        bad.append((g, "busy", j["total_busy"], busy))
+    if j["total_count"] != boxes or sum(r["count"] for r in j["rows"]) != boxes:
+        bad.append((g, "count", j["total_count"], boxes))
+    if j["total_stall"] != stalls or sum(r["stall"] for r in j["rows"]) != stalls:
+        bad.append((g, "stall", j["total_stall"], stalls))
+    b = [r["busy"] for r in j["rows"]]
+    if b != sorted(b, reverse=True):
+        bad.append((g, "not sorted by busy"))
+    if g == "pcs":
+        for r in j["rows"]:
+            if r["count"] and r["pipe"] not in pipe_of.get(r["key"], {r["pipe"]}):
+                bad.append((g, "pipe", hex(r["key"]), r["pipe"], pipe_of[r["key"]]))
+    # the text and CSV reports: the same rows, in the same order
+    txt = [l for l in open(f"{d}/{k}.{g}.txt") if not l.startswith("#")]
+    cs = list(csv.DictReader(open(f"{d}/{k}.{g}.csv")))
+    if len(txt) != len(j["rows"]) or len(cs) != len(j["rows"]):
+        bad.append((g, "row counts", len(txt), len(cs), len(j["rows"])))
+    for t, c, r in zip(txt, cs, j["rows"]):
+        f = t.split()
+        if int(f[2]) != r["busy"] or int(f[3]) != r["stall"] or int(f[4]) != r["count"] or \
+           int(c["busy"]) != r["busy"] or c["name"] != r["name"] or not t.rstrip("\n").endswith(r["name"]):
+            bad.append((g, "row", t, c, r))
+            break
+# stalls by pc, recomputed from the trace: a stall belongs to the box of
+# its (core, pipe) that holds its start, else the next box to start after
+# the ones that ended (docs/viewer.md); a stall with no box after it is the
+# core's last instruction's, which the loader knows and this does not
+boxes_of, stalls_of = {}, {}
+for r in rows:
+    key = (r["core"], r["pipe"])
+    if r["kind"] == "insn":
+        boxes_of.setdefault(key, []).append((int(r["start"]), int(r["end"]), int(r["pc"], 16)))
+    elif r["kind"] == "stall":
+        stalls_of.setdefault(key, []).append((int(r["start"]), int(r["end"])))
+want, unowned = {}, 0
+for key, ss in stalls_of.items():
+    bx = sorted(boxes_of.get(key, []))
+    j = 0
+    for s0, s1 in sorted(ss):
+        while j < len(bx) and bx[j][1] <= s0:
+            j += 1
+        if j == len(bx):
+            unowned += s1 - s0
+        else:
+            want[bx[j][2]] = want.get(bx[j][2], 0) + s1 - s0
+got = {r["key"]: r["stall"] for r in json.load(open(f"{d}/{k}.pcs.json"))["rows"]}
+short = [(hex(pc), got.get(pc, 0), w) for pc, w in want.items() if got.get(pc, 0) < w]
+if short or sum(got.values()) - sum(want.values()) != unowned:
+    bad.append(("stall owners", short[:5], sum(got.values()), sum(want.values()), unowned))
+top = json.load(open(f"{d}/{k}.top.json"))
+s = [r["stall"] for r in top["rows"]]
+if len(s) != min(5, top["rows_total"]) or s != sorted(s, reverse=True) or top["sort"] != "stall":
+    bad.append(("top", s))
+full = json.load(open(f"{d}/{k}.pcs.json"))
+if sorted(r["stall"] for r in full["rows"])[::-1][:len(s)] != s:
+    bad.append(("top: not the largest stalls", s))
+rg = json.load(open(f"{d}/{k}.range.json"))
+if (rg["from"], rg["to"]) != (1000, 3000) or not 0 < rg["total_busy"] < busy:
+    bad.append(("range", rg["from"], rg["to"], rg["total_busy"]))
+for b in bad:
+    print("report:", b)
+sys.exit(1 if bad else 0)
+PY
+    echo "ok: npuview --report $k (busy = stat, count and stalls = the trace, four groupings, text = csv = json)"
+done
+
+# bad options and inputs: exit 2, a message, nothing on stdout
+t="$tmp/g24.npt"
+check_bad() {  # WHAT MESSAGE ARGS...
+    what=$1 msg=$2
+    shift 2
+    "$V" "$@" > "$tmp/out" 2> "$tmp/err"
+    st=$?
+    [ $st -eq 2 ] || fail "$what: exit $st, not 2"
+    grep -q -- "$msg" "$tmp/err" || { cat "$tmp/err"; fail "$what: message"; }
+    [ -s "$tmp/out" ] && fail "$what: wrote to stdout"
+    return 0
+}
+check_bad "--format xml" "expected text, csv or json" --report --format xml "$t"
+check_bad "--sort size" "expected name, count, busy or stall" --report --sort size "$t"
+check_bad "--top 0" "expected a number of rows" --report --top 0 "$t"
+check_bad "--top x" "expected a number of rows" --report --top x "$t"
+check_bad "--top without --report" "is an option of --report" --top 3 "$t"
+check_bad "--report --screenshot" "not with --screenshot" --report --screenshot "$tmp/x.png" "$t"
+check_bad "--report --bench" "not with --bench" --report --bench "$t"
+check_bad "not a trace" "not an npusim trace" --report "$tmp/g24.stat.json"
+check_bad "missing trace" "nope.npt" --report "$tmp/nope.npt"
+if [ -w /dev/full ]; then
+    "$V" --report "$t" > /dev/full 2> "$tmp/err"
+    [ $? -eq 2 ] && grep -q "writing the report" "$tmp/err" || fail "a full disk: not reported"
+fi
+"$V" --help | grep -q -- "--report" || fail "--help has no --report"
+echo "ok: npuview --report errors"

@@ -1,0 +1,195 @@
+/* report.c — the hotspot table as text, CSV or JSON (`npuview --report`):
+ * what the hotspots tab shows, for a terminal, a script or a CI log, in
+ * the manner of `perf report --stdio`. No window and no SDL: the rows come
+ * from vw_hotspots over the loaded model, so the report and the tab agree
+ * by construction. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "viewer/vw.h"
+
+static const char *const group_names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
+static const char *const sort_names[4] = { "name", "count", "busy", "stall" };
+
+/* A row's name in full: the table's names are cut to 63 bytes for the tab,
+ * a report has room for a long symbol or a whole disassembly */
+static void full_name(const vw_model *m, vw_hkey key, const vw_hrow *r, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", r->name);
+    if (r->key == UINT64_MAX)
+        return;
+    if (key == VW_HK_PC) {
+        const char *dis = trc_reader_disasm(m->r, r->key);
+        snprintf(buf, n, "%s", dis ? dis : vw_op_name(m, r->pipe >> 8));
+    } else if (key == VW_HK_FUNC || key == VW_HK_LABEL) {
+        const trc_symbol *s = trc_reader_symbol_exact(m->r, r->key);
+        if (s && s->name && s->addr == r->key)
+            snprintf(buf, n, "%s", s->name);
+    }
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* CSV field: quoted when it holds a comma, a quote or a line break */
+static int csv_field(npu_buf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n"))
+        return npu_buf_printf(b, "%s", s);
+    int e = npu_buf_printf(b, "\"");
+    for (; *s && !e; s++)
+        e = *s == '"' ? npu_buf_printf(b, "\"\"") : npu_buf_append(b, s, 1);
+    return e ? e : npu_buf_printf(b, "\"");
+}
+
+static int text_report(const vw_model *m, const vw_report_opts *o, const vw_table *t, size_t rows,
+                       uint64_t t0, uint64_t t1, npu_buf *b)
+{
+    const char *kern = m->meta->kernel && *m->meta->kernel ? m->meta->kernel : "kernel";
+    uint64_t count = 0;
+    for (size_t i = 0; i < t->n; i++)
+        count += t->row[i].count;
+    int e = 0;
+    e |= npu_buf_printf(b, "# npuview report of %s: %s on %" PRIu32 " core%s, cycles %" PRIu64 " to %" PRIu64
+                        "%s\n", o->trace ? o->trace : "the trace", kern, m->ncores, m->ncores == 1 ? "" : "s",
+                        t0, t1, o->has_range ? " (--range)" : " (the whole run)");
+    e |= npu_buf_printf(b, "# rows: %s, sorted by %s; busy and stall are pipe cycles summed over pipes and cores\n",
+                        group_names[o->key], sort_names[o->sort_col]);
+    e |= npu_buf_printf(b, "# busy %" PRIu64 " cycles in %" PRIu64 " boxes; stall %" PRIu64 " cycles\n",
+                        t->total_busy, count, t->total_stall);
+    e |= npu_buf_printf(b, "# count: boxes; an instruction of a pipe other than S is a box on S, where it "
+                           "issues, and one on its pipe\n");
+    if (!o->has_range) {
+        uint64_t all = 0;
+        for (unsigned s = 0; s < VW_CAUSE_SLOTS; s++)
+            all += m->cause_stall[s];
+        if (all) {
+            e |= npu_buf_printf(b, "# stall by cause:");
+            int k = 0;
+            for (unsigned s = 0; s < VW_CAUSE_SLOTS; s++)
+                if (m->cause_stall[s])
+                    e |= npu_buf_printf(b, "%s %s %.1f %%", k++ ? "," : "", vw_cause_name(m, vw_slot_cause(s)),
+                                        pct(m->cause_stall[s], all));
+            e |= npu_buf_printf(b, "\n");
+        }
+    }
+    if (rows < t->n)
+        e |= npu_buf_printf(b, "# the first %zu of %zu rows (--top)\n", rows, t->n);
+    if (!t->n)
+        return e | npu_buf_printf(b, "# no instruction ran in this range\n");
+    int pcs = o->key == VW_HK_PC;
+    static const char *const col[VW_HK__N] = { "function", "label", "instruction", "opcode" };
+    e |= npu_buf_printf(b, "#\n#  busy %%  stall %%          busy         stall       count  %s%s\n",
+                        pcs ? "pc       pipe  " : "", col[o->key]);
+    char name[1024];
+    for (size_t i = 0; i < rows && !e; i++) {
+        const vw_hrow *r = &t->row[i];
+        full_name(m, o->key, r, name, sizeof name);
+        e |= npu_buf_printf(b, "  %7.2f  %7.2f  %12" PRIu64 "  %12" PRIu64 "  %10" PRIu64 "  ",
+                            pct(r->busy, t->total_busy), pct(r->stall, t->total_stall), r->busy, r->stall,
+                            r->count);
+        if (pcs)
+            e |= npu_buf_printf(b, "0x%05" PRIx64 "  %-4s  ", r->key, trc_pipe_name(r->pipe & 0xFF));
+        e |= npu_buf_printf(b, "%s\n", name);
+    }
+    return e;
+}
+
+static int csv_report(const vw_model *m, const vw_report_opts *o, const vw_table *t, size_t rows, npu_buf *b)
+{
+    int pcs = o->key == VW_HK_PC;
+    int e = npu_buf_printf(b, "%s,name,%scount,busy,stall,busy_pct,stall_pct\n",
+                           o->key == VW_HK_OPCODE ? "opcode" : pcs ? "pc" : "address", pcs ? "pipe," : "");
+    char name[1024];
+    for (size_t i = 0; i < rows && !e; i++) {
+        const vw_hrow *r = &t->row[i];
+        full_name(m, o->key, r, name, sizeof name);
+        if (r->key == UINT64_MAX)
+            e |= npu_buf_printf(b, ",");
+        else if (o->key == VW_HK_OPCODE)
+            e |= npu_buf_printf(b, "%" PRIu64 ",", r->key);
+        else
+            e |= npu_buf_printf(b, "0x%" PRIx64 ",", r->key & ~((uint64_t)1 << 63));
+        e |= csv_field(b, name);
+        if (pcs)
+            e |= npu_buf_printf(b, ",%s", trc_pipe_name(r->pipe & 0xFF));
+        e |= npu_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", r->count, r->busy, r->stall,
+                            pct(r->busy, t->total_busy), pct(r->stall, t->total_stall));
+    }
+    return e;
+}
+
+static int json_report(const vw_model *m, const vw_report_opts *o, const vw_table *t, size_t rows,
+                       uint64_t t0, uint64_t t1, npu_buf *b)
+{
+    cJSON *j = cJSON_CreateObject(), *arr = NULL;
+    int e = j == NULL;
+    if (!e) {
+        uint64_t count = 0;
+        for (size_t i = 0; i < t->n; i++)
+            count += t->row[i].count;
+        e |= !cJSON_AddStringToObject(j, "trace", o->trace ? o->trace : "");
+        e |= !cJSON_AddStringToObject(j, "kernel", m->meta->kernel ? m->meta->kernel : "");
+        e |= !cJSON_AddNumberToObject(j, "cores", m->ncores);
+        e |= !cJSON_AddNumberToObject(j, "from", (double)t0);
+        e |= !cJSON_AddNumberToObject(j, "to", (double)t1);
+        e |= !cJSON_AddStringToObject(j, "group", group_names[o->key]);
+        e |= !cJSON_AddStringToObject(j, "sort", sort_names[o->sort_col]);
+        e |= !cJSON_AddNumberToObject(j, "total_busy", (double)t->total_busy);
+        e |= !cJSON_AddNumberToObject(j, "total_stall", (double)t->total_stall);
+        e |= !cJSON_AddNumberToObject(j, "total_count", (double)count);
+        e |= !cJSON_AddNumberToObject(j, "rows_total", (double)t->n);
+        e |= !(arr = cJSON_AddArrayToObject(j, "rows"));
+    }
+    char name[1024];
+    for (size_t i = 0; i < rows && !e; i++) {
+        const vw_hrow *r = &t->row[i];
+        cJSON *x = cJSON_CreateObject();
+        if (!x || !cJSON_AddItemToArray(arr, x)) {
+            cJSON_Delete(x);
+            e = 1;
+            break;
+        }
+        full_name(m, o->key, r, name, sizeof name);
+        if (r->key == UINT64_MAX)
+            e |= !cJSON_AddNullToObject(x, "key");
+        else
+            e |= !cJSON_AddNumberToObject(x, "key", (double)(r->key & ~((uint64_t)1 << 63)));
+        e |= !cJSON_AddStringToObject(x, "name", name);
+        if (o->key == VW_HK_PC)
+            e |= !cJSON_AddStringToObject(x, "pipe", trc_pipe_name(r->pipe & 0xFF));
+        e |= !cJSON_AddNumberToObject(x, "count", (double)r->count);
+        e |= !cJSON_AddNumberToObject(x, "busy", (double)r->busy);
+        e |= !cJSON_AddNumberToObject(x, "stall", (double)r->stall);
+    }
+    char *s = e ? NULL : cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!s)
+        return 1;
+    e = npu_buf_printf(b, "%s\n", s);
+    cJSON_free(s);
+    return e;
+}
+
+npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d)
+{
+    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col > 3 || (unsigned)o->fmt > VW_RF_JSON)
+        return npu_errf(d, NPU_EINVAL, "npuview: report: bad options");
+    uint64_t t0 = o->has_range ? o->r0 : m->t_min, t1 = o->has_range ? o->r1 : m->t_end;
+    vw_table t = { 0 };
+    npu_status st = vw_hotspots(m, o->key, o->has_range ? o->r0 : 0, o->has_range ? o->r1 : 0, &t, d);
+    if (st)
+        return st;
+    vw_table_sort(&t, o->sort_col);
+    size_t rows = o->top && o->top < t.n ? o->top : t.n;
+    int e = o->fmt == VW_RF_CSV ? csv_report(m, o, &t, rows, out)
+          : o->fmt == VW_RF_JSON ? json_report(m, o, &t, rows, t0, t1, out)
+                                 : text_report(m, o, &t, rows, t0, t1, out);
+    vw_table_free(&t);
+    return e ? npu_errf(d, NPU_ENOMEM, "npuview: out of memory writing the report") : NPU_OK;
+}
