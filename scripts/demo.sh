@@ -60,7 +60,7 @@ show "$NPUSIM" trace export --format folded "$OUT/gemm.npt" -o "$OUT/gemm.folded
 echo "   $OUT/gemm.json opens in Perfetto (ui.perfetto.dev) or chrome://tracing;"
 echo "   $OUT/gemm.folded in flamegraph.pl or speedscope"
 
-say "npuview pictures (headless, 1280x800)"
+say "npuview pictures (headless, 1280x800) and the hotspot table as text"
 # the hotspot table by label: the kernel is one function (main), its loops
 # are labels
 for v in timeline flame hotspots counters; do
@@ -68,5 +68,7 @@ for v in timeline flame hotspots counters; do
         --group labels --size 1280x800 "$OUT/gemm.npt"
     echo "   $OUT/npuview-$v.png"
 done
+echo "   the hotspot table as text (the tab's rows; --format csv|json for scripts):"
+show "$NPUVIEW" --report --group pcs --sort stall --top 8 "$OUT/gemm.npt"
 echo
 echo "demo: done; open the trace with: $NPUVIEW $OUT/gemm.npt"

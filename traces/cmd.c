@@ -17,6 +17,8 @@ static const char usage_text[] =
     "                cycles per pipe, or stall cycles with --stalls\n"
     "        csv:    one row per event\n"
     "        --core, --from, --to restrict chrome and csv output\n"
+    "the hotspot table (by function, label, pc or opcode) as text, CSV or JSON,\n"
+    "like perf report --stdio: npuview --report [--group pcs] TRACE.npt\n"
     "on a terminal, a read that takes over 2 s shows its progress on stderr\n"
     "(NPUSIM_PROGRESS=0 never, 1 also in a pipe)\n"
     "exit status: 0 ok (a damaged trace that opens: its intact chunks, with a\n"

@@ -48,9 +48,9 @@ grep -qF "$want" "$doc" || fail "176 x 128 x 64 spread $want, not in the page"
 # the page cuts comments and tails, "..." and "   (annotation)")
 ln -s g128.128.128 "$tmp/g1k"
 ln -s g176.128.64 "$tmp/g176"
-python3 - "$doc" "$NPUSIM" "$tmp" <<'PY' || fail "docs/bottlenecks.md quotes output the commands no longer print"
+python3 - "$doc" "$NPUSIM" "$tmp" "${NPU_BUILD:?}/bin/npuview" <<'PY' || fail "docs/bottlenecks.md quotes output the commands no longer print"
 import re, shlex, subprocess, sys
-doc, npusim, cwd = sys.argv[1:4]
+doc, npusim, cwd, npuview = sys.argv[1:5]
 blocks, cur = [], None
 for line in open(doc):
     line = line.rstrip("\n")
@@ -64,18 +64,19 @@ bad = checked = 0
 for b in blocks:
     i = 0
     while i < len(b):
-        m = re.match(r"\$ npusim ((?:run|stat) .*?)(?:\s{2,}\(.*\))?$", b[i])
+        m = re.match(r"\$ (npusim|npuview) ((?:run |stat |record |--report ).*?)(?:\s{2,}\(.*\))?$", b[i])
         if not m:
             i += 1
             continue
-        out = subprocess.run([npusim] + shlex.split(m.group(1)), cwd=cwd, capture_output=True, text=True).stdout
+        tool = npusim if m.group(1) == "npusim" else npuview
+        out = subprocess.run([tool] + shlex.split(m.group(2)), cwd=cwd, capture_output=True, text=True).stdout
         outl = [o.rstrip() for o in out.splitlines()]
         i += 1
         while i < len(b) and not b[i].startswith("$ "):
             q = re.sub(r"\s{2,}\(.*\)$", "", b[i]).rstrip()
             q = q[:-3] if q.endswith("...") else q
             if q.strip() and q.strip() != "..." and not any(o.startswith(q) for o in outl):
-                print("npusim %s: the page says %r" % (m.group(1), b[i]))
+                print("%s %s: the page says %r" % (m.group(1), m.group(2), b[i]))
                 bad += 1
             checked += 1
             i += 1
