@@ -126,6 +126,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         vw_view_free(&v);
     }
+    /* npuview --report: every grouping and format, the whole run and a range */
+    for (int k = 0; k < VW_HK__N; k++)
+        for (int f = 0; f <= VW_RF_JSON; f++) {
+            vw_report_opts ro = { (vw_hkey)k, (k + f) % 4, (size_t)f * 3, f == 1, 10, 500, (vw_rfmt)f, "fuzz" };
+            npu_buf b = { 0 };
+            vw_report(&md, &ro, &b, &d);
+            npu_buf_free(&b);
+        }
     vw_model_free(&md);
     return 0;
 }

@@ -31,7 +31,7 @@ mkdir -p $FB/bin $FB/logs $FB/artifacts $FB/seeds $FB/corpus
 for t in $TARGETS; do
     src=tests/fuzz/$t.c; [ "$t" = npt-fuzz ] && src=traces/tools/npt-fuzz.c
     # the viewer is not in libnpusim: its model and views (no SDL) come along
-    [ "$t" = fuzz_view ] && src="$src viewer/model.c viewer/view.c"
+    [ "$t" = fuzz_view ] && src="$src viewer/model.c viewer/view.c viewer/report.c"
     clang $CFL -DNPT_LIBFUZZER -fsanitize=fuzzer $SANF $src $FB/lib/libnpusim.a $LIBS \
         -o $FB/bin/$t || { echo "fuzz: building $t failed"; exit 2; }
 done
