@@ -59,9 +59,8 @@ int main(int argc, char **argv)
         }
     char defref[4096];
     if (!ref) {
-        const char *root = getenv("NPU_ROOT");
-        snprintf(defref, sizeof defref, "%s/../shared/reference/ascend910b-measured.json",
-                 root ? root : ".");
+        char dir[4000];
+        snprintf(defref, sizeof defref, "%s/ascend910b-measured.json", npu_reference_dir(dir, sizeof dir));
         ref = defref;
     }
     sim_calib_result r;

@@ -38,9 +38,8 @@ static double peer_seconds(const cJSON *res, const char *trace, const char *peer
 int main(int argc, char **argv)
 {
     char dir[1024];
-    const char *root = getenv("NPU_ROOT");
     if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
-    else snprintf(dir, sizeof dir, "%s/../shared/reference", root && *root ? root : ".");
+    else npu_reference_dir(dir, sizeof dir);
     char path[1200];
     snprintf(path, sizeof path, "%s/hbm2-peers.json", dir);
     uint8_t *data;

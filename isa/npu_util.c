@@ -291,6 +291,16 @@ static npu_status inflate_gzip(const char *path, const uint8_t *in, size_t in_le
     return NPU_OK;
 }
 
+const char *npu_reference_dir(char *buf, size_t n)
+{
+    const char *ref = getenv("NPU_REFERENCE"), *root = getenv("NPU_ROOT");
+    if (ref && *ref)
+        snprintf(buf, n, "%s", ref);
+    else
+        snprintf(buf, n, "%s/../shared/reference", root && *root ? root : ".");
+    return buf;
+}
+
 npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
                          uint8_t **data, size_t *len, npu_diag *d)
 {

@@ -75,6 +75,10 @@ struct cJSON;
  * which every config, launch and memory file reader refuses. */
 int npu_json_dup_key(const struct cJSON *obj, const struct cJSON *item);
 
+/* The folder of the calibration references (ascend910b-measured.json,
+ * hbm2-peers.json, memtraces/): $NPU_REFERENCE, else
+ * $NPU_ROOT/../shared/reference, else ../shared/reference; into buf. */
+const char *npu_reference_dir(char *buf, size_t n);
 npu_status npu_read_file(const char *path, int gz_ok, size_t max_len,
                          uint8_t **data, size_t *len, npu_diag *d);
 /* Write a file atomically: to "path.tmp.PID" then rename, so an interrupted

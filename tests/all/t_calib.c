@@ -22,8 +22,8 @@ static const struct { sim_calib_class c; size_t judged, within; } expect[] = {
 
 static const char *ref_path(char *buf, size_t n)
 {
-    const char *root = getenv("NPU_ROOT");
-    snprintf(buf, n, "%s/../shared/reference/ascend910b-measured.json", root ? root : ".");
+    char dir[3000];
+    snprintf(buf, n, "%s/ascend910b-measured.json", npu_reference_dir(dir, sizeof dir));
     return buf;
 }
 

@@ -21,9 +21,7 @@ static const char *const traces[] = { "seq_rd", "rand_rd", "rand_rd_sparse", "se
 
 static const char *ref_root(char *buf, size_t n)
 {
-    const char *root = getenv("NPU_ROOT");
-    snprintf(buf, n, "%s/../shared/reference", root && *root ? root : ".");
-    return buf;
+    return npu_reference_dir(buf, n);
 }
 
 START_TEST(t_peers)
