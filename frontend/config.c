@@ -461,43 +461,16 @@ void cfg_default(cfg_machine *m)
 
 /* ---- key suggestions ------------------------------------------------------- */
 
-static size_t edit_distance(const char *a, const char *b)
+static const char *cfg_key_name(size_t i, void *ctx)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 127 || lb > 127) return (size_t)-1;
-    size_t row[128];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best) best = row[j] + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
+    (void)ctx;
+    return cfg__keys[i].key;
 }
 
-/* " (did you mean core.ub.banks?)" or "". */
+/* " (did you mean core.ub.banks?)" or "" (npu_suggest). */
 static void suggestion(const char *key, char *buf, size_t n)
 {
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
-    for (size_t i = 0; i < NPU_ARRAY_LEN(cfg__keys); i++) {
-        size_t dd = edit_distance(key, cfg__keys[i].key);
-        if (dd < best_d) {
-            best_d = dd;
-            best = cfg__keys[i].key;
-        }
-    }
-    size_t limit = strlen(key) / 4;
-    if (limit < 2) limit = 2;
-    if (best && best_d <= limit) snprintf(buf, n, " (did you mean %s?)", best);
-    else buf[0] = 0;
+    npu_suggest(key, NPU_ARRAY_LEN(cfg__keys), cfg_key_name, NULL, NULL, buf, n);
 }
 
 /* 1 if some key lies under "prefix." (prefix names a JSON object). */

@@ -291,6 +291,90 @@ static npu_status inflate_gzip(const char *path, const uint8_t *in, size_t in_le
     return NPU_OK;
 }
 
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 127 || lb > 127)
+        return (size_t)-1;
+    size_t row[128];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+void npu_suggest(const char *key, size_t n, const char *(*name)(size_t i, void *ctx), void *ctx,
+                 const char *prefix, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = 0;
+    size_t best = n, best_d = (size_t)-1, lcp = 0;   /* indices: name() may reuse one buffer */
+    for (size_t i = 0; i < n; i++) {
+        const char *c = name(i, ctx);
+        if (!c)
+            continue;
+        size_t dd = edit_distance(key, c);
+        if (dd < best_d) {
+            best_d = dd;
+            best = i;
+        }
+        size_t k = 0;
+        while (key[k] && key[k] == c[k])
+            k++;
+        if (k > lcp)
+            lcp = k;
+    }
+    size_t limit = strlen(key) / 4;
+    if (limit < 2)
+        limit = 2;
+    if (best < n && best_d <= limit) {
+        snprintf(buf, len, " (did you mean %s%s?)", prefix ? prefix : "", name(best, ctx));
+        return;
+    }
+    /* a shared prefix that reaches past the first dot ("core.l1" of
+     * core.l1_bytes): the names under it */
+    const char *dot = strchr(key, '.');
+    if (!dot || lcp <= (size_t)(dot - key) + 1)
+        return;
+    size_t total = 0, pick[4];
+    for (size_t i = 0; i < n; i++) {
+        const char *c = name(i, ctx);
+        if (c && strncmp(c, key, lcp) == 0) {
+            if (total < 4)
+                pick[total] = i;
+            total++;
+        }
+    }
+    size_t used = 0;
+    for (size_t k = 0; k < total && k < 4; k++) {
+        int w = snprintf(buf + used, len - used, "%s%s%s", k ? ", " : total == 1 ? " (did you mean " : " (did you mean one of ",
+                         prefix ? prefix : "", name(pick[k], ctx));
+        if (w < 0 || (size_t)w >= len - used) {
+            buf[0] = 0;
+            return;
+        }
+        used += (size_t)w;
+    }
+    if (total > 4)
+        snprintf(buf + used, len - used, ", ... (%zu more)?)", total - 4);
+    else if (total)
+        snprintf(buf + used, len - used, "?)");
+}
+
 const char *npu_reference_dir(char *buf, size_t n)
 {
     const char *ref = getenv("NPU_REFERENCE"), *root = getenv("NPU_ROOT");

@@ -75,6 +75,14 @@ struct cJSON;
  * which every config, launch and memory file reader refuses. */
 int npu_json_dup_key(const struct cJSON *obj, const struct cJSON *item);
 
+/* A hint for a mistyped name among n candidates, into buf: " (did you
+ * mean core.ub.banks?)" for the nearest by edit distance when it is close
+ * (at most a quarter of the name's length, at least 2), else " (did you
+ * mean one of core.l1.size, core.l1.align?)" for the names that share the
+ * longest prefix with it past its first dot (up to 4), else "". name(i,
+ * ctx) gives candidate i (NULL: skipped); prefix goes before each. */
+void npu_suggest(const char *key, size_t n, const char *(*name)(size_t i, void *ctx), void *ctx,
+                 const char *prefix, char *buf, size_t len);
 /* The folder of the calibration references (ascend910b-measured.json,
  * hbm2-peers.json, memtraces/): $NPU_REFERENCE, else
  * $NPU_ROOT/../shared/reference, else ../shared/reference; into buf. */

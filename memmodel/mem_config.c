@@ -408,6 +408,28 @@ static const mem_key *find_key(const char *group, const char *name)
     return NULL;
 }
 
+/* "group.name" of table row i, for npu_suggest (ctx: a buffer of 96 bytes) */
+static const char *mem_key_name(size_t i, void *ctx)
+{
+    snprintf(ctx, 96, "%s.%s", mem_keys[i].group, mem_keys[i].name);
+    return ctx;
+}
+
+/* where.group.name: unknown key, with the nearest keys of the table */
+static npu_status unknown_mem_key(const char *where, const char *group, const char *name, npu_diag *d)
+{
+    char key[160], pre[128], sug[600], tmp[96];
+    snprintf(key, sizeof key, "%s.%s", group, name);
+    /* where may start with the file ("c.json: memory"): the hint is a key */
+    const char *w = where, *colon;
+    while ((colon = strstr(w, ": ")))
+        w = colon + 2;
+    snprintf(pre, sizeof pre, "%s.", w);
+    npu_suggest(key, NPU_ARRAY_LEN(mem_keys), mem_key_name, tmp, pre, sug, sizeof sug);
+    return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key%s", where, key, sug);
+}
+
+
 static npu_status range_err(const mem_key *k, const char *where, npu_diag *d)
 {
     switch (k->kind) {
@@ -549,7 +571,7 @@ npu_status mem_config_parse(const cJSON *obj, const char *where, mem_config *c, 
             if (v->string[0] == '_' || !strcmp(v->string, "comment")) continue;
             if (!strcmp(g->string, "hbm") && !strcmp(v->string, "preset")) continue;
             const mem_key *k = find_key(g->string, v->string);
-            if (!k) return npu_errf(d, NPU_EINVAL, "%s.%s.%s: unknown key", where, g->string, v->string);
+            if (!k) return unknown_mem_key(where, g->string, v->string, d);
             npu_status st = parse_value(c, k, v, where, d);
             if (st) return st;
         }
@@ -572,7 +594,7 @@ static const mem_key *key_of(const char *key, const char *where, npu_diag *d)
     memcpy(group, key, (size_t)(dot - key));
     group[dot - key] = 0;
     const mem_key *k = find_key(group, dot + 1);
-    if (!k) npu_errf(d, NPU_EINVAL, "%s.%s: unknown key", where, key);
+    if (!k) unknown_mem_key(where, group, dot + 1, d);
     return k;
 }
 

@@ -435,6 +435,24 @@ START_TEST(set_errors)
     ck_assert_int_eq(cfg_set_kv(&m, "core.l1.siz=1M", &d), NPU_EINVAL);
     ck_assert_str_eq(d.msg,
                      "--set core.l1.siz=1M: core.l1.siz: unknown config key (did you mean core.l1.size?)");
+    /* too far for an edit, but sharing a prefix past the first dot: the keys under it */
+    ck_assert_int_eq(cfg_set(&m, "core.l1_bytes", "1M", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "core.l1_bytes: unknown config key (did you mean one of core.l1.size, core.l1.align?)");
+    ck_assert_int_eq(cfg_set(&m, "core.qqq", "1", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "core.qqq: unknown config key");
+    /* the memory keys, under memory. (memmodel/mem_config.c) */
+    ck_assert_int_eq(cfg_set(&m, "memory.l2.size", "1M", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "memory.l2.size: unknown key (did you mean memory.l2.size_bytes?)");
+    ck_assert_int_eq(cfg_set(&m, "memory.hbm.tcl", "14", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "memory.hbm.tcl: unknown key (did you mean memory.hbm.tCL?)");
+    {
+        static const char js[] = "{\"version\":1,\"memory\":{\"l2\":{\"sise_bytes\":5}}}";
+        cfg_machine f;
+        ck_assert_int_eq(cfg_load_json_text(&f, js, sizeof js - 1, "c.json", &d), NPU_EINVAL);
+        ck_assert_str_eq(d.msg, "c.json: memory.l2.sise_bytes: unknown key (did you mean memory.l2.size_bytes?)");
+    }
+    ck_assert_int_eq(cfg_set(&m, "memory.hbm.frobnicate", "1", &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "memory.hbm.frobnicate: unknown key");
     ck_assert_int_eq(cfg_set(&m, "core.l1.size", "1Q", &d), NPU_EINVAL);
     ck_assert_str_eq(d.msg, "core.l1.size: bad size '1Q' (expected an integer with an optional "
                             "K, M, G or T suffix)");
