@@ -216,29 +216,6 @@ npu_status ctr_check(const ctr_values *cv, npu_diag *d)
 
 /* ---- selection --------------------------------------------------------- */
 
-/* Edit distance (bounded strings), for "did you mean". */
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int prev = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int cur = row[j];
-            int sub = prev + (a[i - 1] != b[j - 1]);
-            int m = NPU_MIN(row[j] + 1, row[j - 1] + 1);
-            row[j] = NPU_MIN(m, sub);
-            prev = cur;
-        }
-    }
-    return row[lb];
-}
-
 /* Turn on every event matching one comma-separated item list; 0 or the
  * index in list of the first item matching nothing (+1), in *bad. */
 static int select_list(ctr_sel *s, const char *list, char *bad, size_t nbad)
@@ -295,9 +272,10 @@ npu_status ctr_select(ctr_sel *s, const char *evs, const char *group, npu_diag *
         if (select_list(s, evs, bad, sizeof bad)) {
             if (!*bad)
                 return npu_errf(d, NPU_EINVAL, "-e '%s': empty event name", evs);
-            int best = -1, bd = 99;
+            int best = -1;
+            size_t bd = 99;
             for (int e = 0; e < CTR_EV__COUNT; e++) {
-                int dd = edit_distance(bad, events[e].name);
+                size_t dd = npu_edit_distance(bad, events[e].name);
                 if (dd < bd) {
                     bd = dd;
                     best = e;

@@ -299,26 +299,6 @@ static npu_status parse_dtype_shape(launch_arg *a, const char *s, const char *ct
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63) return (size_t)-1;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Every member of obj must be in allowed (NULL-terminated) and appear once. */
 static npu_status check_keys(const cJSON *obj, const char *const *allowed, const char *where,
                              const char *ctx, npu_diag *d)
@@ -333,7 +313,7 @@ static npu_status check_keys(const cJSON *obj, const char *const *allowed, const
         size_t best_d = (size_t)-1;
         for (const char *const *a = allowed; *a; a++) {
             if (strcmp(*a, name) == 0) ok = 1;
-            size_t dd = edit_distance(name, *a);
+            size_t dd = npu_edit_distance(name, *a);
             if (dd < best_d) best_d = dd, best = *a;
         }
         if (!ok) {

@@ -291,7 +291,7 @@ static npu_status inflate_gzip(const char *path, const uint8_t *in, size_t in_le
     return NPU_OK;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+size_t npu_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 127 || lb > 127)
@@ -327,7 +327,7 @@ void npu_suggest(const char *key, size_t n, const char *(*name)(size_t i, void *
         const char *c = name(i, ctx);
         if (!c)
             continue;
-        size_t dd = edit_distance(key, c);
+        size_t dd = npu_edit_distance(key, c);
         if (dd < best_d) {
             best_d = dd;
             best = i;

@@ -75,6 +75,8 @@ struct cJSON;
  * which every config, launch and memory file reader refuses. */
 int npu_json_dup_key(const struct cJSON *obj, const struct cJSON *item);
 
+/* Levenshtein distance of two names (SIZE_MAX past 127 bytes). */
+size_t npu_edit_distance(const char *a, const char *b);
 /* A hint for a mistyped name among n candidates, into buf: " (did you
  * mean core.ub.banks?)" for the nearest by edit distance when it is close
  * (at most a quarter of the name's length, at least 2), else " (did you
