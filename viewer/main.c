@@ -25,8 +25,10 @@ static void usage(FILE *f)
             "  --report                 print the hotspot table (rows by --group, over\n"
             "                           --range) on stdout, like perf report --stdio; no display\n"
             "  --format F               the report as text | csv | json (default text)\n"
-            "  --sort K                 the report's order: busy | stall | count | name\n"
-            "                           (default busy; largest first)\n"
+            "  --sort K                 the report's order: busy | stall | count (largest\n"
+            "                           first; default busy) | name | addr (program order:\n"
+            "                           with --group pcs, an annotated listing)\n"
+            "  --core N                 the report of one core's pipes only\n"
             "  --top N                  the report's first N rows only (default all)\n"
             "  -h, --help               this text\n"
             "exit status: 0 ok; 2 a file that is not a viewable trace, a bad option, or a\n"
@@ -64,7 +66,7 @@ int main(int argc, char **argv)
     const char *shot = NULL, *trace = NULL;
     int bench = 0, report = 0;
     const char *report_only = NULL;   /* a report option given, for the check below */
-    vw_report_opts ro = { VW_HK_FUNC, 2, 0, 0, 0, 0, VW_RF_TEXT, NULL };
+    vw_report_opts ro = { .key = VW_HK_FUNC, .sort_col = 2, .fmt = VW_RF_TEXT, .core = -1 };
     vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1, VW_HK_FUNC };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -76,7 +78,8 @@ int main(int argc, char **argv)
             bench = 1;
         } else if (!strcmp(a, "--report")) {
             report = 1;
-        } else if (!strcmp(a, "--format") || !strcmp(a, "--sort") || !strcmp(a, "--top")) {
+        } else if (!strcmp(a, "--format") || !strcmp(a, "--sort") || !strcmp(a, "--top") ||
+                   !strcmp(a, "--core")) {
             if (!val) {
                 fprintf(stderr, "npuview: %s needs a value\n", a);
                 return 2;
@@ -90,11 +93,19 @@ int main(int argc, char **argv)
                     return 2;
                 ro.fmt = (vw_rfmt)k;
             } else if (!strcmp(a, "--sort")) {
-                static const char *const names[4] = { "name", "count", "busy", "stall" };
-                int k = pick(a, val, names, 4);
+                static const char *const names[5] = { "name", "count", "busy", "stall", "addr" };
+                int k = pick(a, val, names, 5);
                 if (k < 0)
                     return 2;
                 ro.sort_col = k;
+            } else if (!strcmp(a, "--core")) {
+                char *e;
+                long n = strtol(val, &e, 10);
+                if (!*val || *e || n < 0 || n > 65535) {
+                    fprintf(stderr, "npuview: --core %s: expected a core number from 0\n", val);
+                    return 2;
+                }
+                ro.core = (int)n;
             } else {
                 char *e;
                 unsigned long long n = strtoull(val, &e, 10);

@@ -1535,7 +1535,8 @@ typedef struct wrow { uint64_t key, w, count; } wrow;
  * counts inside [t0, t1) (leaves with a count only): O(tracks x (leaves +
  * block)) through the summaries, however many boxes the range holds. */
 typedef int (*leaf_fn)(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint64_t c);
-static int visit_range(const vw_model *m, int stalls, uint64_t t0, uint64_t t1, leaf_fn fn, void *ctx)
+/* core: one core's tracks, or -1 for all */
+static int visit_range(const vw_model *m, int stalls, uint64_t t0, uint64_t t1, int core, leaf_fn fn, void *ctx)
 {
     uint32_t mx = 0;
     for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES; i++)
@@ -1544,7 +1545,9 @@ static int visit_range(const vw_model *m, int stalls, uint64_t t0, uint64_t t1, 
     if (!w)
         return -1;
     int err = 0;
-    for (size_t i = 0; i < (size_t)m->ncores * TRC_NPIPES && !err; i++) {
+    size_t i0 = core < 0 ? 0 : (size_t)core * TRC_NPIPES;
+    size_t i1 = core < 0 ? (size_t)m->ncores * TRC_NPIPES : NPU_MIN(i0 + TRC_NPIPES, (size_t)m->ncores * TRC_NPIPES);
+    for (size_t i = i0; i < i1 && !err; i++) {
         const vw_track *t = &m->tracks[i];
         const vw_sums *u = stalls ? &t->ss : &t->sb;
         if (!u->nleaf)
@@ -1614,7 +1617,7 @@ npu_status vw_flame_build(const vw_model *m, uint64_t t0, uint64_t t1, int stall
     if (t1 == 0)
         t1 = UINT64_MAX;
     flame_acc fa = {0};
-    if (visit_range(m, stalls, t0, t1, flame_leaf, &fa))
+    if (visit_range(m, stalls, t0, t1, -1, flame_leaf, &fa))
         goto oom;
     const wrow *rows = fa.rows;
     char root[64];
@@ -1737,13 +1740,19 @@ static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint
 npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
                        npu_diag *d)
 {
+    return vw_hotspots_core(m, key, t0, t1, -1, t, d);
+}
+
+npu_status vw_hotspots_core(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, int core, vw_table *t,
+                            npu_diag *d)
+{
     vw_table_free(t);
     if (t1 == 0)
         t1 = UINT64_MAX;
     hot_acc h = { m, key, 0, t, {0} };
     int err = 0;
     for (h.st = 0; h.st < 2 && !err; h.st++)
-        err = visit_range(m, h.st, t0, t1, hot_leaf, &h) != 0;
+        err = visit_range(m, h.st, t0, t1, core, hot_leaf, &h) != 0;
     agg a = h.a;
     agg_free(&a);
     if (err) {
@@ -1786,6 +1795,14 @@ static int cmp_row(const void *pa, const void *pb, void *ctx)
     uint64_t x = 0, y = 0;
     switch (*(const int *)ctx) {
     case 0: return strcmp(a->name, b->name);
+    case 4: {
+        /* by address (the key: pc, symbol address or opcode id), a
+         * function's own row (HK_NOLABEL) before its labels' */
+        uint64_t ka = a->key & ~HK_NOLABEL, kb = b->key & ~HK_NOLABEL;
+        if (ka != kb)
+            return ka < kb ? -1 : 1;
+        return (b->key & HK_NOLABEL) ? 1 : (a->key & HK_NOLABEL) ? -1 : 0;
+    }
     case 1: x = a->count; y = b->count; break;
     case 3: x = a->stall; y = b->stall; break;
     default: x = a->busy; y = b->busy; break;
@@ -1832,7 +1849,7 @@ npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table 
 {
     vw_table_free(t);
     range_acc ra = { t, {0} };
-    int err = visit_range(m, 0, t0, t1, range_leaf, &ra) != 0;
+    int err = visit_range(m, 0, t0, t1, -1, range_leaf, &ra) != 0;
     agg a = ra.a;
     agg_free(&a);
     if (err) {

@@ -12,7 +12,7 @@
 #include "viewer/vw.h"
 
 static const char *const group_names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
-static const char *const sort_names[4] = { "name", "count", "busy", "stall" };
+static const char *const sort_names[5] = { "name", "count", "busy", "stall", "addr" };
 
 /* A row's name in full: the table's names are cut to 63 bytes for the tab,
  * a report has room for a long symbol or a whole disassembly */
@@ -58,13 +58,15 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
     e |= npu_buf_printf(b, "# npuview report of %s: %s on %" PRIu32 " core%s, cycles %" PRIu64 " to %" PRIu64
                         "%s\n", o->trace ? o->trace : "the trace", kern, m->ncores, m->ncores == 1 ? "" : "s",
                         t0, t1, o->has_range ? " (--range)" : " (the whole run)");
+    if (o->core >= 0)
+        e |= npu_buf_printf(b, "# core %d only (--core)\n", o->core);
     e |= npu_buf_printf(b, "# rows: %s, sorted by %s; busy and stall are pipe cycles summed over pipes and cores\n",
                         group_names[o->key], sort_names[o->sort_col]);
     e |= npu_buf_printf(b, "# busy %" PRIu64 " cycles in %" PRIu64 " boxes; stall %" PRIu64 " cycles\n",
                         t->total_busy, count, t->total_stall);
     e |= npu_buf_printf(b, "# count: boxes; an instruction of a pipe other than S is a box on S, where it "
                            "issues, and one on its pipe\n");
-    if (!o->has_range) {
+    if (!o->has_range && o->core < 0) {
         uint64_t all = 0;
         for (unsigned s = 0; s < VW_CAUSE_SLOTS; s++)
             all += m->cause_stall[s];
@@ -87,8 +89,19 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
     e |= npu_buf_printf(b, "#\n#  busy %%  stall %%          busy         stall       count  %s%s\n",
                         pcs ? "pc       pipe  " : "", col[o->key]);
     char name[1024];
+    const trc_symbol *cur = NULL;
     for (size_t i = 0; i < rows && !e; i++) {
         const vw_hrow *r = &t->row[i];
+        if (pcs && o->sort_col == 4) {
+            /* program order: a heading at each label or function, as perf
+             * annotate shows the source around the instructions */
+            const trc_symbol *l = trc_reader_label_at(m->r, r->key);
+            const trc_symbol *f = trc_reader_function_at(m->r, r->key);
+            const trc_symbol *h = l && (!f || l->addr >= f->addr) ? l : f;
+            if (h && h != cur)
+                e |= npu_buf_printf(b, "# %s:\n", h->name ? h->name : "?");
+            cur = h;
+        }
         full_name(m, o->key, r, name, sizeof name);
         e |= npu_buf_printf(b, "  %7.2f  %7.2f  %12" PRIu64 "  %12" PRIu64 "  %10" PRIu64 "  ",
                             pct(r->busy, t->total_busy), pct(r->stall, t->total_stall), r->busy, r->stall,
@@ -140,6 +153,8 @@ static int json_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
         e |= !cJSON_AddNumberToObject(j, "to", (double)t1);
         e |= !cJSON_AddStringToObject(j, "group", group_names[o->key]);
         e |= !cJSON_AddStringToObject(j, "sort", sort_names[o->sort_col]);
+        if (o->core >= 0)
+            e |= !cJSON_AddNumberToObject(j, "core", o->core);
         e |= !cJSON_AddNumberToObject(j, "total_busy", (double)t->total_busy);
         e |= !cJSON_AddNumberToObject(j, "total_stall", (double)t->total_stall);
         e |= !cJSON_AddNumberToObject(j, "total_count", (double)count);
@@ -178,11 +193,14 @@ static int json_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
 
 npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d)
 {
-    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col > 3 || (unsigned)o->fmt > VW_RF_JSON)
+    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col > 4 || (unsigned)o->fmt > VW_RF_JSON)
         return npu_errf(d, NPU_EINVAL, "npuview: report: bad options");
+    if (o->core >= 0 && (uint32_t)o->core >= m->ncores)
+        return npu_errf(d, NPU_EINVAL, "npuview: --core %d: the trace has %" PRIu32 " core%s (0..%" PRIu32 ")",
+                        o->core, m->ncores, m->ncores == 1 ? "" : "s", m->ncores - 1);
     uint64_t t0 = o->has_range ? o->r0 : m->t_min, t1 = o->has_range ? o->r1 : m->t_end;
     vw_table t = { 0 };
-    npu_status st = vw_hotspots(m, o->key, o->has_range ? o->r0 : 0, o->has_range ? o->r1 : 0, &t, d);
+    npu_status st = vw_hotspots_core(m, o->key, o->has_range ? o->r0 : 0, o->has_range ? o->r1 : 0, o->core, &t, d);
     if (st)
         return st;
     vw_table_sort(&t, o->sort_col);

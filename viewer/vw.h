@@ -259,9 +259,13 @@ typedef struct vw_hrow {
 } vw_hrow;
 typedef struct vw_table { vw_hrow *row; size_t n, cap; uint64_t total_busy, total_stall; } vw_table;
 /* Hotspots over [t0, t1): one row per function / label / pc / opcode.
- * sort_col: 0 name, 1 count, 2 busy, 3 stall (descending except name). */
+ * sort_col: 0 name, 1 count, 2 busy, 3 stall (descending except name), 4 address
+ * (the key, ascending: program order for pcs and symbols). */
 npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, vw_table *t,
                        npu_diag *d);
+/* The same over one core's pipes (core -1: all cores). */
+npu_status vw_hotspots_core(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, int core, vw_table *t,
+                            npu_diag *d);
 void vw_table_sort(vw_table *t, int sort_col);
 /* The range aggregate: one row per (pipe, opcode) in [t0, t1), busiest first. */
 npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d);
@@ -274,11 +278,12 @@ void vw_table_free(vw_table *t);
 typedef enum vw_rfmt { VW_RF_TEXT, VW_RF_CSV, VW_RF_JSON } vw_rfmt;
 typedef struct vw_report_opts {
     vw_hkey key;
-    int sort_col;           /* as vw_table_sort: 0 name, 1 count, 2 busy, 3 stall */
+    int sort_col;           /* as vw_table_sort: 0 name, 1 count, 2 busy, 3 stall, 4 address */
     size_t top;
     int has_range; uint64_t r0, r1;
     vw_rfmt fmt;
     const char *trace;      /* named in the header */
+    int core;               /* one core's pipes, or -1 for all */
 } vw_report_opts;
 npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d);
 

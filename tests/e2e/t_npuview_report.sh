@@ -7,7 +7,8 @@
 # stall cycles, and each pc's stalls are those of the instruction that
 # waited (recomputed from the trace); pcs rows name their pipe as the trace does; the text and CSV
 # reports list the same rows in the same order; --top cuts, --range
-# narrows; no display is needed; two reports are identical; bad options
+# narrows; --core N gives core N's pipe.*.busy_cycles and stalls; --sort
+# addr lists pcs in program order under their labels; no display is needed; two reports are identical; bad options
 # exit 2 with a message.
 NAME=t_npuview_report
 . "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
@@ -21,7 +22,7 @@ small="$NPU_ROOT/configs/small.json"
     > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref attention"; }
 for k in g24 att; do
     "$NPUSIM" record -q -o "$tmp/$k.npt" "$tmp/$k/launch.json" || fail "record $k"
-    "$NPUSIM" stat --json -e 'pipe.*.busy_cycles' "$tmp/$k/launch.json" > "$tmp/$k.stat.json" 2>/dev/null ||
+    "$NPUSIM" stat --json -A -e 'pipe.*.busy_cycles' "$tmp/$k/launch.json" > "$tmp/$k.stat.json" 2>/dev/null ||
         fail "stat $k"
     "$NPUSIM" trace export --format csv "$tmp/$k.npt" -o "$tmp/$k.csv" || fail "csv $k"
     for g in functions labels pcs opcodes; do
@@ -37,6 +38,14 @@ for k in g24 att; do
         fail "$k: --top"
     "$V" --report --format json --group labels --range 1000:3000 "$tmp/$k.npt" > "$tmp/$k.range.json" ||
         fail "$k: --range"
+    ncores=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cores"])' "$tmp/$k.stat.json")
+    c=0
+    while [ $c -lt "$ncores" ]; do
+        "$V" --report --format json --group opcodes --core $c "$tmp/$k.npt" > "$tmp/$k.core$c.json" ||
+            fail "$k: --core $c"
+        c=$((c + 1))
+    done
+    "$V" --report --group pcs --sort addr "$tmp/$k.npt" > "$tmp/$k.annotate.txt" || fail "$k: --sort addr"
     python3 - "$tmp" "$k" <<'PY' || fail "$k: the report does not match the engine and the trace"
 import csv, json, sys
 d, k = sys.argv[1], sys.argv[2]
@@ -114,6 +123,24 @@ if sorted(r["stall"] for r in full["rows"])[::-1][:len(s)] != s:
 rg = json.load(open(f"{d}/{k}.range.json"))
 if (rg["from"], rg["to"]) != (1000, 3000) or not 0 < rg["total_busy"] < busy:
     bad.append(("range", rg["from"], rg["to"], rg["total_busy"]))
+# --core: each core's busy is that core's pipe.*.busy_cycles (stat -A)
+ncores = json.load(open(f"{d}/{k}.stat.json"))["cores"]
+for c in range(ncores):
+    j = json.load(open(f"{d}/{k}.core{c}.json"))
+    want = sum(v["per_instance"][c] for n, v in stat.items() if n.endswith(".busy_cycles"))
+    cs = sum(int(r["end"]) - int(r["start"]) for r in rows if r["kind"] == "stall" and int(r["core"]) == c)
+    if j.get("core") != c or j["total_busy"] != want or j["total_stall"] != cs:
+        bad.append(("core", c, j["total_busy"], want, j["total_stall"], cs))
+# --sort addr on pcs: program order, every executed pc once, a heading
+# ("# label:") before the first pc of each label that ran
+ann = [l for l in open(f"{d}/{k}.annotate.txt")]
+pcs_in_order = [int(l.split()[5], 16) for l in ann if not l.startswith("#")]
+if pcs_in_order != sorted(pcs_in_order) or len(pcs_in_order) != json.load(open(f"{d}/{k}.pcs.json"))["rows_total"]:
+    bad.append(("annotate: not in program order", pcs_in_order[:5]))
+heads = [l[2:].rstrip(":\n") for l in ann if l.startswith("# ") and l.rstrip().endswith(":")]
+funcs = {r["name"] for r in json.load(open(f"{d}/{k}.functions.json"))["rows"]}
+if not heads or heads[0] not in funcs:
+    bad.append(("annotate: headings", heads[:3]))
 for b in bad:
     print("report:", b)
 sys.exit(1 if bad else 0)
@@ -134,10 +161,12 @@ check_bad() {  # WHAT MESSAGE ARGS...
     return 0
 }
 check_bad "--format xml" "expected text, csv or json" --report --format xml "$t"
-check_bad "--sort size" "expected name, count, busy or stall" --report --sort size "$t"
+check_bad "--sort size" "expected name, count, busy, stall or addr" --report --sort size "$t"
 check_bad "--top 0" "expected a number of rows" --report --top 0 "$t"
 check_bad "--top x" "expected a number of rows" --report --top x "$t"
 check_bad "--top without --report" "is an option of --report" --top 3 "$t"
+check_bad "--core 24" "the trace has 24 cores (0..23)" --report --core 24 "$t"
+check_bad "--core -1" "expected a core number" --report --core -1 "$t"
 check_bad "--report --screenshot" "not with --screenshot" --report --screenshot "$tmp/x.png" "$t"
 check_bad "--report --bench" "not with --bench" --report --bench "$t"
 check_bad "not a trace" "not an npusim trace" --report "$tmp/g24.stat.json"

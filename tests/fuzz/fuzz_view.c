@@ -129,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* npuview --report: every grouping and format, the whole run and a range */
     for (int k = 0; k < VW_HK__N; k++)
         for (int f = 0; f <= VW_RF_JSON; f++) {
-            vw_report_opts ro = { (vw_hkey)k, (k + f) % 4, (size_t)f * 3, f == 1, 10, 500, (vw_rfmt)f, "fuzz" };
+            vw_report_opts ro = { .key = (vw_hkey)k, .sort_col = (k + f) % 5, .top = (size_t)f * 3, .has_range = f == 1, .r0 = 10, .r1 = 500, .fmt = (vw_rfmt)f, .trace = "fuzz", .core = f == 2 ? 0 : -1 };
             npu_buf b = { 0 };
             vw_report(&md, &ro, &b, &d);
             npu_buf_free(&b);

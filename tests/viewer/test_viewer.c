@@ -331,7 +331,7 @@ START_TEST(t_report)
     ck_assert_msg(vw_model_load(&m, path, &d) == NPU_OK, "load: %s", d.msg);
 
     /* text, by label, busy first */
-    vw_report_opts o = { VW_HK_LABEL, 2, 0, 0, 0, 0, VW_RF_TEXT, "r.npt" };
+    vw_report_opts o = { .key = VW_HK_LABEL, .sort_col = 2, .fmt = VW_RF_TEXT, .trace = "r.npt", .core = -1 };
     npu_buf b = {0};
     ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
     ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
@@ -347,7 +347,7 @@ START_TEST(t_report)
     npu_buf_free(&b);
 
     /* CSV by pc, stall first, the first two rows: the pc row is V's */
-    o = (vw_report_opts){ VW_HK_PC, 3, 2, 0, 0, 0, VW_RF_CSV, "r.npt" };
+    o = (vw_report_opts){ .key = VW_HK_PC, .sort_col = 3, .top = 2, .fmt = VW_RF_CSV, .trace = "r.npt", .core = -1 };
     ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
     ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
     ck_assert_str_eq((const char *)b.data,
@@ -357,7 +357,7 @@ START_TEST(t_report)
     npu_buf_free(&b);
 
     /* JSON by opcode over [0, 10): every box overlapping it counts */
-    o = (vw_report_opts){ VW_HK_OPCODE, 2, 0, 1, 0, 10, VW_RF_JSON, "r.npt" };
+    o = (vw_report_opts){ .key = VW_HK_OPCODE, .sort_col = 2, .has_range = 1, .r1 = 10, .fmt = VW_RF_JSON, .trace = "r.npt", .core = -1 };
     ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
     ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
     cJSON *j = cJSON_Parse((const char *)b.data);
@@ -375,8 +375,31 @@ START_TEST(t_report)
     cJSON_Delete(j);
     npu_buf_free(&b);
 
+    /* program order (--sort addr): a function's own row before its labels;
+     * one core (--core 1): only its instruction */
+    o = (vw_report_opts){ .key = VW_HK_LABEL, .sort_col = 4, .fmt = VW_RF_CSV, .core = -1 };
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    const char *a0 = strstr((const char *)b.data, "0x100,main (before its first label)");
+    const char *a1 = strstr((const char *)b.data, "0x140,.Lloop");
+    const char *a2 = strstr((const char *)b.data, "0x180,.Lan_inner");
+    ck_assert_msg(a0 && a1 && a2 && a0 < a1 && a1 < a2, "%s", (const char *)b.data);
+    npu_buf_free(&b);
+    o = (vw_report_opts){ .key = VW_HK_PC, .sort_col = 4, .fmt = VW_RF_TEXT, .core = 1 };
+    ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
+    txt = (const char *)b.data;
+    ck_assert_msg(strstr(txt, "# core 1 only (--core)\n") && strstr(txt, "# busy 75 cycles in 1 boxes; stall 0 cycles\n") &&
+                  strstr(txt, "\n# .Lan_inner_loop_label_whose_name_is_longer_than_the_hotspot_tab_keeps:\n") &&
+                  !strstr(txt, "0x00140"), "%s", txt);
+    npu_buf_free(&b);
+    o.core = 2;
+    ck_assert_int_eq(vw_report(&m, &o, &b, &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "npuview: --core 2: the trace has 2 cores (0..1)");
+    npu_buf_free(&b);
+
     /* a range with no instruction */
-    o = (vw_report_opts){ VW_HK_FUNC, 2, 0, 1, 1000, 2000, VW_RF_TEXT, NULL };
+    o = (vw_report_opts){ .key = VW_HK_FUNC, .sort_col = 2, .has_range = 1, .r0 = 1000, .r1 = 2000, .fmt = VW_RF_TEXT, .core = -1 };
     ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
     ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
     ck_assert_ptr_nonnull(strstr((const char *)b.data, "# no instruction ran in this range\n"));
