@@ -110,6 +110,7 @@ for f in "$M"/trace/*; do
     check "$f" 2 "$tmp/o.csv" "$b" -- "$NPUSIM" trace export --format csv "$f" -o "$tmp/o.csv"
     if [ -x "$NPUVIEW" ]; then
         check "$f" 2 "$tmp/o.png" "$b" -- env SDL_VIDEODRIVER=offscreen "$NPUVIEW" --screenshot "$tmp/o.png" "$f"
+        check "$f" 2 - "$b" -- "$NPUVIEW" --report --format json "$f"
     fi
 done
 for f in "$M"/memtrace/*; do
