@@ -23,6 +23,103 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ---- whose stall: the instruction that waited ------------------------------------- */
+/* A STALL event carries no pc. It belongs to the instruction of its core
+ * and pipe that holds its start (a data move waiting for GM inside its own
+ * box), else to the next one to start past those that had already ended
+ * (a wait_flag after its wait; on S, the dispatch after a full queue),
+ * as npuview's loader places it (viewer/model.c, stall_owners). Events
+ * come by start cycle and a pipe's instructions follow one another, so a
+ * track needs its last instruction and the stalls still waiting for the
+ * next one. */
+typedef struct own_track {
+    uint64_t pc, end;
+    int has;
+    trc_event *pend;
+    size_t npend, cap;
+} own_track;
+typedef struct owners { own_track *t; size_t n; int oom; } owners;   /* t[core * 8 + pipe] */
+/* emit(ctx, stall, pc): pc NULL when no instruction followed on its track */
+typedef void (*own_emit)(void *ctx, const trc_event *stall, const uint64_t *pc);
+
+/* The track of (core, pipe), NULL past 65536 cores (such a stall goes out
+ * without its instruction) or when out of memory */
+static own_track *own_at(owners *o, uint32_t core, unsigned pipe)
+{
+    size_t i = (size_t)core * 8 + (pipe & 7);
+    if (i >= o->n) {
+        if (core >= 65536)
+            return NULL;
+        size_t nn = o->n ? o->n : 64;
+        while (nn <= i)
+            nn *= 2;
+        own_track *q = npu_realloc(o->t, nn * sizeof *q);
+        if (!q) {
+            o->oom = 1;
+            return NULL;
+        }
+        memset(q + o->n, 0, (nn - o->n) * sizeof *q);
+        o->t = q;
+        o->n = nn;
+    }
+    return &o->t[i];
+}
+
+static void own_insn(owners *o, const trc_event *e, own_emit fn, void *ctx)
+{
+    own_track *t = own_at(o, e->core, e->pipe);
+    if (!t)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < t->npend; i++) {
+        if (e->t1 > t->pend[i].t0)
+            fn(ctx, &t->pend[i], &e->addr);
+        else
+            t->pend[k++] = t->pend[i];  /* ran in no time at the stall's start: not the waiter */
+    }
+    t->npend = k;
+    t->pc = e->addr;
+    t->end = e->t1;
+    t->has = 1;
+}
+
+static void own_stall(owners *o, const trc_event *e, own_emit fn, void *ctx)
+{
+    own_track *t = own_at(o, e->core, e->pipe);
+    if (!t) {
+        if (!o->oom)
+            fn(ctx, e, NULL);
+        return;
+    }
+    if (t->has && t->end > e->t0) {
+        fn(ctx, e, &t->pc);
+        return;
+    }
+    if (t->npend == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 4;
+        trc_event *q = npu_realloc(t->pend, nc * sizeof *q);
+        if (!q) {
+            o->oom = 1;
+            return;
+        }
+        t->pend = q;
+        t->cap = nc;
+    }
+    t->pend[t->npend++] = *e;
+}
+
+/* The stalls no instruction followed, in track order; frees o. */
+static void own_finish(owners *o, own_emit fn, void *ctx)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        for (size_t k = 0; fn && k < o->t[i].npend; k++)
+            fn(ctx, &o->t[i].pend[k], NULL);
+        npu_free(o->t[i].pend);
+    }
+    npu_free(o->t);
+    memset(o, 0, sizeof *o);
+}
+
 /* ---- Chrome ------------------------------------------------------------------------ */
 #define LANES 16
 /* Threads of a core: per pipe p, 1 + 48p + {0: instructions, 16: stalls,
@@ -52,6 +149,7 @@ typedef struct chrome {
     size_t n_pends, cap_pends, free_pend;
     uint64_t flow_id;
     trc_map depth;                  /* core -> call depth */
+    owners own;                     /* stalls waiting for their instruction */
     uint64_t last_t;
     int oom;
 } chrome;
@@ -266,6 +364,26 @@ static void flag_pair(chrome *c, const trc_event *e, uint32_t pid, uint32_t tid,
     *v = i;
 }
 
+/* A stall slice, with the instruction that waited in it ("pc", "waiting")
+ * when one followed on its track */
+static void chrome_stall(void *ctx, const trc_event *e, const uint64_t *pc)
+{
+    chrome *c = ctx;
+    char label[48];
+    uint32_t pid = core_pid(c, e->core);
+    snprintf(label, sizeof label, "%s stall", trc_pipe_name(e->pipe));
+    uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * TID_PIPE + TID_STALL, e->t0, e->t1, label);
+    const char *cause = trc_name(c->r, &c->m->causes, e->id);
+    x_begin(c, cause, "stall", pid, tid, e->t0, e->t1 - e->t0);
+    fputs(",\"args\":{\"cause\":", c->f);
+    json_str(c->f, cause);
+    if (pc) {
+        fprintf(c->f, ",\"pc\":\"0x%llx\",\"waiting\":", (unsigned long long)*pc);
+        json_str(c->f, trc_reader_disasm(c->r, *pc));
+    }
+    fputs("}}", c->f);
+}
+
 static void chrome_event(chrome *c, const trc_event *e)
 {
     const trc_meta *m = c->m;
@@ -275,6 +393,7 @@ static void chrome_event(chrome *c, const trc_event *e)
         c->last_t = end;
     switch (e->kind) {
     case TRC_INSN: {
+        own_insn(&c->own, e, chrome_stall, c);   /* the stalls it waited in, first */
         uint32_t pid = core_pid(c, e->core);
         uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * TID_PIPE, e->t0, e->t1,
                                 trc_pipe_name(e->pipe));
@@ -287,18 +406,9 @@ static void chrome_event(chrome *c, const trc_event *e)
                 e->aux);
         break;
     }
-    case TRC_STALL: {
-        uint32_t pid = core_pid(c, e->core);
-        snprintf(label, sizeof label, "%s stall", trc_pipe_name(e->pipe));
-        uint32_t tid = lane_for(c, pid, 1 + (uint32_t)e->pipe * TID_PIPE + TID_STALL, e->t0, e->t1,
-                                label);
-        const char *cause = trc_name(c->r, &m->causes, e->id);
-        x_begin(c, cause, "stall", pid, tid, e->t0, e->t1 - e->t0);
-        fputs(",\"args\":{\"cause\":", c->f);
-        json_str(c->f, cause);
-        fputs("}}", c->f);
+    case TRC_STALL:
+        own_stall(&c->own, e, chrome_stall, c);
         break;
-    }
     case TRC_FLAG_SET:
     case TRC_FLAG_WAIT: {
         int set = e->kind == TRC_FLAG_SET;
@@ -426,8 +536,10 @@ npu_status trc_export_chrome(trc_reader *r, FILE *out, const trc_export_opts *o,
     json_str(out, c.m->kernel);
     fprintf(out, ",\"clock_ghz\":%.17g,\"cores\":%u},\"traceEvents\":[", ghz, c.m->n_cores);
     trc_event e;
-    while (!c.oom && trc_iter_next(it, &e))
+    while (!c.oom && !c.own.oom && trc_iter_next(it, &e))
         chrome_event(&c, &e);
+    c.oom |= c.own.oom;
+    own_finish(&c.own, c.oom ? NULL : chrome_stall, &c);
     /* close calls left open */
     for (size_t i = 0; i < c.depth.cap; i++) {
         if (!c.depth.used[i])
@@ -486,6 +598,7 @@ typedef struct folded {
     size_t n_cores, cap_cores;
     fent *ents;
     size_t cap_ents, n_ents;
+    owners own;                 /* --stalls: stalls waiting for their instruction */
     int oom;
 } folded;
 
@@ -684,6 +797,16 @@ static int cmp_fline(const void *a, const void *b)
     return strcmp(((const fline *)a)->s, ((const fline *)b)->s);
 }
 
+/* --stalls: a stall under its call path at its start, with its waiting
+ * instruction's pc for the label frame (UINT64_MAX: none followed) */
+static void fold_stall(void *ctx, const trc_event *e, const uint64_t *pc)
+{
+    folded *f = ctx;
+    fcore *c = core_of(f, e->core);
+    if (c && e->t1 > e->t0)
+        fold_add(f, e->core, node_at(c, e->t0), pc ? *pc : UINT64_MAX, e->pipe, e->id, 1, e->t1 - e->t0);
+}
+
 npu_status trc_export_folded(trc_reader *r, FILE *out, int stalls, npu_diag *d)
 {
     folded f = { .r = r };
@@ -693,7 +816,8 @@ npu_status trc_export_folded(trc_reader *r, FILE *out, int stalls, npu_diag *d)
         return npu_errf(d, NPU_ENOMEM, "folded export: out of memory");
     f.n_nodes = 1;  /* node 0 = the root */
     trc_filter filt = TRC_FILTER_ALL;
-    filt.kind_mask = 1u << TRC_CALL | 1u << TRC_RET | 1u << (stalls ? TRC_STALL : TRC_INSN);
+    /* stalls need the instructions too: a stall is its waiting one's */
+    filt.kind_mask = 1u << TRC_CALL | 1u << TRC_RET | 1u << TRC_INSN | (stalls ? 1u << TRC_STALL : 0);
     trc_iter *it = trc_iter_new(r, &filt, d);
     if (!it) {
         npu_free(f.nodes);
@@ -705,16 +829,20 @@ npu_status trc_export_folded(trc_reader *r, FILE *out, int stalls, npu_diag *d)
             fold_call(&f, &e);
             continue;
         }
-        if (e.t1 <= e.t0)
+        if (e.t1 <= e.t0 && !(stalls && e.kind == TRC_INSN))   /* a zero-cycle instruction may still end a stall's owner search */
             continue;
         fcore *c = core_of(&f, e.core);
         if (!c)
             break;
-        if (e.kind == TRC_INSN)
+        if (e.kind == TRC_INSN && stalls)
+            own_insn(&f.own, &e, fold_stall, &f);
+        else if (e.kind == TRC_INSN)
             fold_add(&f, e.core, node_at(c, e.t2), e.addr, e.pipe, e.id, 0, e.t1 - e.t0);
         else
-            fold_add(&f, e.core, node_at(c, e.t0), UINT64_MAX, e.pipe, e.id, 1, e.t1 - e.t0);
+            own_stall(&f.own, &e, fold_stall, &f);
     }
+    f.oom |= f.own.oom;
+    own_finish(&f.own, f.oom ? NULL : fold_stall, &f);
     npu_status st = trc_iter_error(it, d);
     trc_iter_free(it);
     const trc_meta *m = trc_reader_meta(r);
@@ -747,6 +875,15 @@ npu_status trc_export_folded(trc_reader *r, FILE *out, int stalls, npu_diag *d)
             add_frame(&b, trc_pipe_name(x->pipe));
             add_frame(&b, trc_name(r, &m->opcodes, x->id));
         } else {
+            /* the waiting instruction's function and label, as for its busy cycles */
+            if (x->pc != UINT64_MAX) {
+                const trc_symbol *fn = trc_reader_function_at(r, x->pc);
+                if (fn && fn->addr != top)
+                    add_frame(&b, fn->name);
+                const trc_symbol *lb = trc_reader_label_at(r, x->pc);
+                if (lb)
+                    add_frame(&b, lb->name);
+            }
             add_frame(&b, trc_pipe_name(x->pipe));
             add_frame(&b, trc_name(r, &m->causes, x->id));
         }

@@ -8,7 +8,9 @@
 # waited (recomputed from the trace); pcs rows name their pipe as the trace does; the text and CSV
 # reports list the same rows in the same order; --top cuts, --range
 # narrows; --core N gives core N's pipe.*.busy_cycles and stalls; --sort
-# addr lists pcs in program order under their labels; no display is needed; two reports are identical; bad options
+# addr lists pcs in program order under their labels; the Chrome export's
+# stall slices and the folded --stalls stacks name the same waiting
+# instructions; no display is needed; two reports are identical; bad options
 # exit 2 with a message.
 NAME=t_npuview_report
 . "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
@@ -46,6 +48,10 @@ for k in g24 att; do
         c=$((c + 1))
     done
     "$V" --report --group pcs --sort addr "$tmp/$k.npt" > "$tmp/$k.annotate.txt" || fail "$k: --sort addr"
+    # the exports name the same waiting instruction: chrome's stall args,
+    # folded --stalls' label frames
+    "$NPUSIM" trace export --format chrome "$tmp/$k.npt" -o "$tmp/$k.chrome.json" || fail "$k: chrome"
+    "$NPUSIM" trace export --format folded --stalls "$tmp/$k.npt" -o "$tmp/$k.stalls.folded" || fail "$k: folded"
     python3 - "$tmp" "$k" <<'PY' || fail "$k: the report does not match the engine and the trace"
 import csv, json, sys
 d, k = sys.argv[1], sys.argv[2]
@@ -141,6 +147,31 @@ heads = [l[2:].rstrip(":\n") for l in ann if l.startswith("# ") and l.rstrip().e
 funcs = {r["name"] for r in json.load(open(f"{d}/{k}.functions.json"))["rows"]}
 if not heads or heads[0] not in funcs:
     bad.append(("annotate: headings", heads[:3]))
+# chrome: every stall slice's "pc" and "waiting", summed per pc, are the
+# report's stalls by pc; folded --stalls per label, the report's by label
+cj = json.load(open(f"{d}/{k}.chrome.json"))
+cpu = cj["otherData"]["clock_ghz"] * 1000
+bypc = {}
+for ev in cj["traceEvents"]:
+    if ev.get("cat") == "stall":
+        a = ev["args"]
+        if "pc" not in a or "waiting" not in a:
+            bad.append(("chrome stall without its instruction", ev))
+            break
+        bypc[int(a["pc"], 16)] = bypc.get(int(a["pc"], 16), 0) + round(ev["dur"] * cpu)
+rep = {r["key"]: r["stall"] for r in json.load(open(f"{d}/{k}.pcs.json"))["rows"] if r["stall"]}
+if bypc != rep:
+    bad.append(("chrome stalls by pc", sorted(set(bypc.items()) ^ set(rep.items()))[:4]))
+bylab = {}
+for l in open(f"{d}/{k}.stalls.folded"):
+    path, w = l.rsplit(" ", 1)
+    fr = path.split(";")
+    # core N;function[;label];pipe;cause (no label: before the function's first)
+    lab = fr[-3] if len(fr) > 4 else fr[1] + " (before its first label)"
+    bylab[lab] = bylab.get(lab, 0) + int(w)
+rep = {r["name"]: r["stall"] for r in json.load(open(f"{d}/{k}.labels.json"))["rows"] if r["stall"]}
+if bylab != rep:
+    bad.append(("folded stalls by label", sorted(set(bylab.items()) ^ set(rep.items()))[:4]))
 for b in bad:
     print("report:", b)
 sys.exit(1 if bad else 0)

@@ -829,6 +829,80 @@ START_TEST(folded_export)
 }
 END_TEST
 
+/* A stall belongs to the instruction that waited (docs/traces.md): the
+ * one of its core and pipe holding its start, else the next to start past
+ * those already ended. Chrome gives it as the slice's "pc" and "waiting",
+ * folded --stalls as the label frame; a stall nothing follows has neither. */
+START_TEST(stall_owner_exports)
+{
+    make_tmpdir();
+    evbuf b = { 0 };
+    ev_push(&b, trc_ev_insn(0, TRC_PIPE_MTE2, 0x1200, 4, 0, 0, 100, 0));  /* epilogue: a move 0..100 */
+    ev_push(&b, trc_ev_insn(0, TRC_PIPE_S, 0x1040, 1, 0, 0, 3, 0));
+    ev_push(&b, trc_ev_stall(0, TRC_PIPE_S, 0, 3, 10));                   /* queue full: 7 ... */
+    ev_push(&b, trc_ev_insn(0, TRC_PIPE_S, 0x1048, 4, 10, 10, 11, 1));    /* ... for this dispatch */
+    ev_push(&b, trc_ev_insn(0, TRC_PIPE_MTE1, 0x1050, 7, 20, 20, 20, 0)); /* set_flag, no time */
+    ev_push(&b, trc_ev_stall(0, TRC_PIPE_MTE1, 1, 20, 50));               /* flag: 30 ... */
+    ev_push(&b, trc_ev_insn(0, TRC_PIPE_MTE1, 0x2010, 8, 50, 50, 50, 0)); /* ... helper_body's wait */
+    ev_push(&b, trc_ev_stall(0, TRC_PIPE_MTE2, 3, 60, 100));              /* inside the move: 40 */
+    ev_push(&b, trc_ev_stall(1, TRC_PIPE_V, 2, 5, 9));                    /* nothing follows: 4 */
+    const char *p = tpath("own.npt");
+    write_trace(p, &b);
+    free(b.e);
+    npu_diag d = { 0 };
+    trc_reader *r = trc_open(p, &d);
+    ck_assert_msg(r != NULL, "%s", d.msg);
+    trc_export_opts eo = { .filter = TRC_FILTER_ALL, .stalls = 1 };
+    const char *fp = tpath("own.folded");
+    ck_assert_int_eq(trc_export_file(r, "folded", &eo, fp, &d), NPU_OK);
+    size_t len;
+    char *txt = (char *)slurp(fp, &len);
+    ck_assert_str_eq(txt, "core 0;gemm;epilogue;MTE2;mem 40\n"
+                          "core 0;gemm;tile_loop;S;queue_full 7\n"
+                          "core 0;helper;helper_body;MTE1;wait_flag 30\n"
+                          "core 1;V;bank_conflict 4\n");
+    free(txt);
+    const char *cp = tpath("own.json");
+    eo.stalls = 0;
+    ck_assert_int_eq(trc_export_file(r, "chrome", &eo, cp, &d), NPU_OK);
+    txt = (char *)slurp(cp, &len);
+    cJSON *j = cJSON_Parse(txt);
+    ck_assert_ptr_nonnull(j);
+    const char *want[][3] = { { "queue_full", "0x1048", "insn_at_1048 r1, r2" },
+                              { "wait_flag", "0x2010", NULL },
+                              { "mem", "0x1200", "insn_at_1200 r1, r2" },
+                              { "bank_conflict", NULL, NULL } };
+    int seen = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(j, "traceEvents")) {
+        const cJSON *cat = cJSON_GetObjectItem(ev, "cat");
+        if (!cat || strcmp(cat->valuestring, "stall"))
+            continue;
+        const cJSON *a = cJSON_GetObjectItem(ev, "args");
+        const char *cause = cJSON_GetObjectItem(a, "cause")->valuestring;
+        const cJSON *pc = cJSON_GetObjectItem(a, "pc"), *wt = cJSON_GetObjectItem(a, "waiting");
+        for (size_t i = 0; i < NPU_ARRAY_LEN(want); i++) {
+            if (strcmp(cause, want[i][0]))
+                continue;
+            seen++;
+            if (!want[i][1]) {
+                ck_assert_msg(!pc && !wt, "%s: an owner where none follows", cause);
+            } else {
+                ck_assert_msg(pc && !strcmp(pc->valuestring, want[i][1]), "%s: pc %s", cause,
+                              pc ? pc->valuestring : "none");
+                ck_assert_ptr_nonnull(wt);   /* "" where the trace has no disassembly */
+                if (want[i][2])
+                    ck_assert_str_eq(wt->valuestring, want[i][2]);
+            }
+        }
+    }
+    ck_assert_int_eq(seen, 4);
+    cJSON_Delete(j);
+    free(txt);
+    trc_close(r);
+}
+END_TEST
+
 START_TEST(csv_export_and_command)
 {
     make_tmpdir();
@@ -1283,6 +1357,7 @@ static Suite *traces_suite(void)
     tcase_add_test(tc, synth_deterministic);
     tcase_add_test(tc, chrome_export);
     tcase_add_test(tc, folded_export);
+    tcase_add_test(tc, stall_owner_exports);
     tcase_add_test(tc, csv_export_and_command);
     tcase_add_test(tc, allocation_failures);
     tcase_add_test(tc, killed_recording);
