@@ -1359,7 +1359,7 @@ static void box_lines(const vw_view *v, const vw_hit *h, char buf[6][160])
         snprintf(buf[1], 160, "pc 0x%x  %s%s%s", b->pc, vw_stack_name(m, b->stack), lb ? "" : "", "");
     } else {
         snprintf(buf[0], 160, "stall: %s", vw_cause_name(m, b->op));
-        snprintf(buf[1], 160, "after pc 0x%x  %s", b->pc, dis ? dis : "");
+        snprintf(buf[1], 160, "waiting: pc 0x%x  %s", b->pc, dis ? dis : "");   /* stall_owners */
     }
     snprintf(buf[2], 160, "core %u  pipe %s", h->core, trc_pipe_name(h->pipe));
     char s0[32], s1[32];
