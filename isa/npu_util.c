@@ -494,8 +494,15 @@ int npu_tty_line_wanted(void)
 
 void npu_tty_line_start(void)
 {
+    /* $NPUSIM_PROGRESS_AFTER: the 2 s in other seconds (tests show the
+     * line of a short job with 0) */
+    const char *e = getenv("NPUSIM_PROGRESS_AFTER");
+    char *end;
+    double after = e && *e ? strtod(e, &end) : TTY_AFTER_S;
+    if (!e || !*e || *end || !(after >= 0 && after <= 3600))
+        after = TTY_AFTER_S;
     tty_line.start = npu_mono_s();
-    tty_line.next = tty_line.start + TTY_AFTER_S;
+    tty_line.next = tty_line.start + after;
     tty_line.shown = 0;
 }
 

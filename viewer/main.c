@@ -1,5 +1,6 @@
 /* main.c — the npuview command: options, then a window, a PNG or a benchmark. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ static void usage(FILE *f)
             "  --core N                 the report of one core's pipes only\n"
             "  --top N                  the report's first N rows only (default all)\n"
             "  -h, --help               this text\n"
+            "loading a trace that takes over 2 s shows its progress on stderr on a terminal\n"
+            "(NPUSIM_PROGRESS=0 never, 1 also in a pipe)\n"
             "exit status: 0 ok; 2 a file that is not a viewable trace, a bad option, or a\n"
             "failure of the run (display, PNG, out of memory), with a one-line message\n");
 }
@@ -46,6 +49,37 @@ static int load_failed(const char *trace, const npu_diag *d)
     else
         fprintf(stderr, "npuview: %s: %s\n", trace, d->msg[0] ? d->msg : "cannot load the trace");
     return 2;
+}
+
+/* The status line of a long load (on a terminal, after 2 s, as npusim's
+ * trace commands show theirs; NPUSIM_PROGRESS=0 never, 1 also in a pipe).
+ * The reader may call it from its decoding threads: one at a time. */
+static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
+static void load_progress(void *user, uint64_t done, uint64_t total)
+{
+    pthread_mutex_lock(&progress_mu);
+    npu_tty_line("npuview: %s: %.0f %% of the trace read", (const char *)user,
+                 total ? 100.0 * (double)done / (double)total : 100.0);
+    pthread_mutex_unlock(&progress_mu);
+}
+
+static npu_status load_model(vw_model *m, const char *trace, npu_diag *d)
+{
+    memset(m, 0, sizeof *m);
+    trc_reader *r = trc_open(trace, d);
+    if (!r)
+        return d->status ? d->status : NPU_EIO;
+    if (npu_tty_line_wanted()) {
+        npu_tty_line_start();
+        trc_reader_set_progress(r, load_progress, (void *)trace);
+    }
+    npu_status st = vw_model_load_reader(m, r, d);   /* takes r */
+    if (st == NPU_OK)
+        trc_reader_set_progress(m->r, NULL, NULL);   /* the window's later reads show nothing */
+    pthread_mutex_lock(&progress_mu);
+    npu_tty_line_end();
+    pthread_mutex_unlock(&progress_mu);
+    return st;
 }
 
 /* The index of val among names, else -1 after a message listing them
@@ -195,7 +229,7 @@ int main(int argc, char **argv)
         /* no SDL at all: a report needs no display */
         vw_model m;
         npu_diag d = {0};
-        if (vw_model_load(&m, trace, &d) != NPU_OK)
+        if (load_model(&m, trace, &d) != NPU_OK)
             return load_failed(trace, &d);
         const trc_damage *dl;
         size_t nd = trc_reader_damage(m.r, &dl);
@@ -238,7 +272,7 @@ int main(int argc, char **argv)
         npu_buf_free(&b);
     } else {
         vw_model m;
-        if (vw_model_load(&m, trace, &d) != NPU_OK) {
+        if (load_model(&m, trace, &d) != NPU_OK) {
             rc = load_failed(trace, &d);
         } else {
             const trc_damage *dl;

@@ -71,6 +71,23 @@ NPUSIM_PROGRESS=yes "$NPUSIM" run --mode func --cores 1 "$tmp/spin.elf" >/dev/nu
 [ $? -eq 2 ] || fail "NPUSIM_PROGRESS=yes: exit status not 2"
 grep -q "NPUSIM_PROGRESS='yes': expected 0 (never) or 1 (always)" "$tmp/err" || fail "bad value: $(cat "$tmp/err")"
 
+# trace reads show theirs too: npusim trace info and npuview's load (the
+# line comes at once with NPUSIM_PROGRESS_AFTER=0), erased before the
+# results, which are the same as without it
+if [ -n "${NPU_BUILD:-}" ] && [ -x "$NPU_BUILD/bin/npuview" ] && [ -x "$NPU_BUILD/bin/npt-synth" ]; then
+    "$NPU_BUILD/bin/npt-synth" -o "$tmp/s.npt" --events 200000 --cores 4 >/dev/null || fail "npt-synth"
+    for cmd in "$NPUSIM trace info" "$NPU_BUILD/bin/npuview --report --format csv"; do
+        name=$(basename "${cmd%% *}")
+        [ "$name" = npusim ] && name="npusim trace info"
+        $cmd "$tmp/s.npt" > "$tmp/quiet" 2>/dev/null || fail "$name"
+        NPUSIM_PROGRESS=1 NPUSIM_PROGRESS_AFTER=0 $cmd "$tmp/s.npt" > "$tmp/out" 2> "$tmp/err" || fail "$name forced"
+        cmp -s "$tmp/quiet" "$tmp/out" || fail "$name: progress changed the output"
+        tr '\r' '\n' < "$tmp/err" | grep -Eq "^.\[K$name: (.*s.npt: )?[0-9]+ % of the trace read, [0-9.]+ s$" ||
+            fail "$name: no status line: $(cat -v "$tmp/err")"
+        [ "$(tail -c 4 "$tmp/err" | od -An -c | tr -d ' ')" = '\r033[K' ] || fail "$name: the line is not erased"
+    done
+fi
+
 # a real terminal, if script(1) is here to make one
 if command -v script >/dev/null 2>&1; then
     NPUSIM_PROGRESS= script -qec "'$NPUSIM' run --mode func --cores 1 $MAXI '$tmp/spin.elf'" \
