@@ -167,6 +167,7 @@ static uint8_t *slurp(const char *path, size_t *len)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(fread(p, 1, (size_t)n, f), (size_t)n);
     fclose(f);
+    p[n] = 0;   /* a text file reads as a string */
     *len = (size_t)n;
     return p;
 }
