@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "                           first; default busy) | name | addr (program order:\n"
             "                           with --group pcs, an annotated listing)\n"
             "  --core N                 the report of one core's pipes only\n"
+            "  --diff BASE.npt          the report of trace.npt against BASE.npt, row by\n"
+            "                           row (as perf diff): base and new cycles, the change\n"
             "  --top N                  the report's first N rows only (default all)\n"
             "  -h, --help               this text\n"
             "loading a trace that takes over 2 s shows its progress on stderr on a terminal\n"
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
     const char *shot = NULL, *trace = NULL;
     int bench = 0, report = 0;
     const char *report_only = NULL;   /* a report option given, for the check below */
+    const char *diff = NULL;          /* --diff BASE */
     vw_report_opts ro = { .key = VW_HK_FUNC, .sort_col = 2, .fmt = VW_RF_TEXT, .core = -1 };
     vw_shot_opts o = { 1280, 800, VW_TAB_TIMELINE, 0, 0, 0, 1, VW_HK_FUNC };
     for (int i = 1; i < argc; i++) {
@@ -113,7 +116,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--report")) {
             report = 1;
         } else if (!strcmp(a, "--format") || !strcmp(a, "--sort") || !strcmp(a, "--top") ||
-                   !strcmp(a, "--core")) {
+                   !strcmp(a, "--core") || !strcmp(a, "--diff")) {
             if (!val) {
                 fprintf(stderr, "npuview: %s needs a value\n", a);
                 return 2;
@@ -132,6 +135,8 @@ int main(int argc, char **argv)
                 if (k < 0)
                     return 2;
                 ro.sort_col = k;
+            } else if (!strcmp(a, "--diff")) {
+                diff = val;
             } else if (!strcmp(a, "--core")) {
                 char *e;
                 long n = strtol(val, &e, 10);
@@ -243,7 +248,18 @@ int main(int argc, char **argv)
         ro.trace = trace;
         npu_buf b = {0};
         int rc = 0;
-        if (vw_report(&m, &ro, &b, &d) != NPU_OK) {
+        vw_model base;
+        if (diff && load_model(&base, diff, &d) != NPU_OK) {
+            vw_model_free(&m);
+            return load_failed(diff, &d);
+        }
+        if (diff) {
+            size_t nb = trc_reader_damage(base.r, &dl);
+            for (size_t i = 0; i < nb && i < 5; i++)
+                fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", diff,
+                        (unsigned long long)dl[i].offset, dl[i].what);
+        }
+        if ((diff ? vw_report_diff(&base, &m, &ro, diff, &b, &d) : vw_report(&m, &ro, &b, &d)) != NPU_OK) {
             fprintf(stderr, "%s\n", d.msg);
             rc = 2;
         } else if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
@@ -251,6 +267,8 @@ int main(int argc, char **argv)
             rc = 2;
         }
         npu_buf_free(&b);
+        if (diff)
+            vw_model_free(&base);
         vw_model_free(&m);
         return rc;
     }

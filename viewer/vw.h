@@ -286,6 +286,11 @@ typedef struct vw_report_opts {
     int core;               /* one core's pipes, or -1 for all */
 } vw_report_opts;
 npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d);
+/* Two runs' tables side by side (npuview --report --diff BASE, as perf
+ * diff): rows of either run matched by pc (--group pcs) or by name, base
+ * and new cycles with the change, sorted by the larger of the two. */
+npu_status vw_report_diff(const vw_model *base, const vw_model *m, const vw_report_opts *o, const char *base_name,
+                          npu_buf *out, npu_diag *d);
 
 /* ---- draw commands ---------------------------------------------------------- */
 typedef enum vw_cmd_kind { VW_CMD_RECT, VW_CMD_TEXT, VW_CMD_LINE, VW_CMD_CLIP, VW_CMD_STRIP } vw_cmd_kind;

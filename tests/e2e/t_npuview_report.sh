@@ -1,17 +1,19 @@
 #!/bin/sh
 # npuview --report end to end on recorded kernels (GEMM on 24 cores of the
-# default machine, causal attention on 2 small cores: every pipe): for
-# every grouping, the JSON report's busy total is the sum of the engine's
-# pipe.*.busy_cycles (npusim stat) and of its rows; its count is the
-# trace's instruction boxes (CSV export); the stall total is the trace's
-# stall cycles, and each pc's stalls are those of the instruction that
-# waited (recomputed from the trace); pcs rows name their pipe as the trace does; the text and CSV
-# reports list the same rows in the same order; --top cuts, --range
-# narrows; --core N gives core N's pipe.*.busy_cycles and stalls; --sort
-# addr lists pcs in program order under their labels; the Chrome export's
-# stall slices and the folded --stalls stacks name the same waiting
-# instructions; no display is needed; two reports are identical; bad options
-# exit 2 with a message.
+# default machine, causal attention on 2 small cores: every pipe), for
+# every grouping:
+# - the busy total is the sum of the engine's pipe.*.busy_cycles (npusim
+#   stat) and of the rows; the count is the trace's instruction boxes (CSV
+#   export); the stall total is the trace's stall cycles, and each pc's
+#   stalls are those of the instruction that waited (recomputed from the
+#   trace); pcs rows name their pipe as the trace does;
+# - text, CSV and JSON list the same rows in the same order; --top cuts,
+#   --range narrows; --core N gives core N's busy cycles and stalls; --sort
+#   addr lists pcs in program order under their labels;
+# - the Chrome export's stall slices and the folded --stalls stacks name the
+#   same waiting instructions;
+# - --diff matches two runs' rows; no display is needed; two reports are
+#   identical; bad options exit 2 with a message.
 NAME=t_npuview_report
 . "${NPU_ROOT:?}/tests/e2e/lib_e2e.sh"
 V="${NPU_BUILD:?}/bin/npuview"
@@ -179,6 +181,47 @@ PY
     echo "ok: npuview --report $k (busy = stat, count and stalls = the trace, four groupings, text = csv = json)"
 done
 
+# --diff: the GEMM at another tiling against the first; each side of every
+# row is that run's own report row, the totals each run's
+"$NPUSIM" ref gemm --dtype f16 --out f32 --m 256 --n 320 --k 200 --bm 64 --bn 64 --bk 64 --cores 24 --seed 1 \
+    -o "$tmp/g24b" > "$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; fail "npusim ref gemm (64 x 64 x 64)"; }
+"$NPUSIM" record -q -o "$tmp/g24b.npt" "$tmp/g24b/launch.json" || fail "record g24b"
+for g in labels pcs; do
+    "$V" --report --format json --group $g "$tmp/g24b.npt" > "$tmp/b.$g.json" || fail "report g24b $g"
+    "$V" --report --format json --group $g --diff "$tmp/g24.npt" "$tmp/g24b.npt" > "$tmp/diff.$g.json" ||
+        fail "--diff $g"
+done
+"$V" --report --group labels --diff "$tmp/g24.npt" "$tmp/g24b.npt" > "$tmp/diff.txt" || fail "--diff text"
+grep -q "^# cycles [0-9]* -> [0-9]* ([-+][0-9.]* %); busy" "$tmp/diff.txt" || fail "--diff text header: $(head -3 "$tmp/diff.txt")"
+python3 - "$tmp" <<'PY' || fail "--diff does not match the two runs' reports"
+import json, sys
+d = sys.argv[1]
+bad = []
+for g, key in (("labels", "name"), ("pcs", "key")):
+    base = {r[key]: r for r in json.load(open(f"{d}/g24.{g}.json"))["rows"]}
+    new = {r[key]: r for r in json.load(open(f"{d}/b.{g}.json"))["rows"]}
+    j = json.load(open(f"{d}/diff.{g}.json"))
+    got = {}
+    for r in j["rows"]:
+        k = r["name"] if key == "name" else r["pc"]
+        got[k] = r
+        for side, want in (("base", base.get(k)), ("new", new.get(k))):
+            have = r[side]
+            if (have is None) != (want is None) or (have and any(have[f] != want[f] for f in ("count", "busy", "stall"))):
+                bad.append((g, k, side, have, want))
+    if set(got) != set(base) | set(new) or j["rows_total"] != len(got):
+        bad.append((g, "rows", len(got), len(set(base) | set(new))))
+    b0 = json.load(open(f"{d}/g24.{g}.json"))
+    b1 = json.load(open(f"{d}/b.{g}.json"))
+    if (j["base_busy"], j["new_busy"], j["base_stall"], j["new_stall"]) != \
+       (b0["total_busy"], b1["total_busy"], b0["total_stall"], b1["total_stall"]):
+        bad.append((g, "totals"))
+for b in bad[:8]:
+    print("diff:", b)
+sys.exit(1 if bad else 0)
+PY
+echo "ok: npuview --report --diff (rows and totals = the two runs' reports)"
+
 # bad options and inputs: exit 2, a message, nothing on stdout
 t="$tmp/g24.npt"
 check_bad() {  # WHAT MESSAGE ARGS...
@@ -202,6 +245,8 @@ check_bad "--report --screenshot" "not with --screenshot" --report --screenshot 
 check_bad "--report --bench" "not with --bench" --report --bench "$t"
 check_bad "not a trace" "not an npusim trace" --report "$tmp/g24.stat.json"
 check_bad "missing trace" "nope.npt" --report "$tmp/nope.npt"
+check_bad "--diff missing" "nope.npt" --report --diff "$tmp/nope.npt" "$t"
+check_bad "--diff without --report" "is an option of --report" --diff "$t" "$t"
 if [ -w /dev/full ]; then
     "$V" --report "$t" > /dev/full 2> "$tmp/err"
     [ $? -eq 2 ] && grep -q "writing the report" "$tmp/err" || fail "a full disk: not reported"

@@ -410,6 +410,67 @@ START_TEST(t_report)
 }
 END_TEST
 
+/* npuview --report --diff (vw_report_diff): rows of both runs matched by
+ * name (or pc), base and new cycles, "new" and "gone" for a row of one run */
+START_TEST(t_report_diff)
+{
+    static const char *const ops[] = { "nop", "vadd" };
+    static const trc_symbol sa[] = { { "main", 0x100, 0x100, 1 }, { ".La", 0x140, 0, 0 }, { ".Lold", 0x180, 0, 0 } };
+    static const trc_symbol sb[] = { { "main", 0x100, 0x100, 1 }, { ".La", 0x150, 0, 0 }, { ".Lnew", 0x190, 0, 0 } };
+    trc_meta ma = two_core_meta(), mb = two_core_meta();
+    ma.opcodes = mb.opcodes = (trc_names){ ops, 2 };
+    ma.symbols = sa;
+    ma.n_symbols = 3;
+    mb.symbols = sb;
+    mb.n_symbols = 3;
+    const trc_event ea[] = { trc_ev_insn(0, TRC_PIPE_S, 0x140, 0, 0, 0, 40, 0),
+                             trc_ev_insn(0, TRC_PIPE_S, 0x180, 0, 40, 40, 50, 0) };
+    const trc_event eb[] = { trc_ev_insn(0, TRC_PIPE_S, 0x150, 0, 0, 0, 30, 0),
+                             trc_ev_insn(1, TRC_PIPE_S, 0x190, 1, 0, 0, 5, 0) };
+    vw_model a, b;
+    load_events("diffa", &ma, ea, 2, &a);
+    load_events("diffb", &mb, eb, 2, &b);
+    npu_diag d = {0};
+    npu_buf out = {0};
+    vw_report_opts o = { .key = VW_HK_LABEL, .sort_col = 2, .fmt = VW_RF_CSV, .trace = "b.npt", .core = -1 };
+    ck_assert_msg(vw_report_diff(&a, &b, &o, "a.npt", &out, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&out, "", 1), 0);
+    /* .La moved (0x140 -> 0x150): matched by name; .Lold gone, .Lnew new */
+    ck_assert_str_eq((const char *)out.data, "key,name,base_count,base_busy,base_stall,new_count,new_busy,new_stall\n"
+                                             ",.La,1,40,0,1,30,0\n"
+                                             ",.Lold,1,10,0,0,0,0\n"
+                                             ",.Lnew,0,0,0,1,5,0\n");
+    npu_buf_free(&out);
+    o.fmt = VW_RF_TEXT;
+    ck_assert_msg(vw_report_diff(&a, &b, &o, "a.npt", &out, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&out, "", 1), 0);
+    const char *t = (const char *)out.data;
+    ck_assert_msg(strstr(t, "# cycles 50 -> 30 (-40.0 %); busy 50 -> 35 (-30.0 %); stall 0 -> 0 ()\n") &&
+                  strstr(t, "            40           30   -25.0 %") && strstr(t, "gone") && strstr(t, "new  "), "%s", t);
+    npu_buf_free(&out);
+    /* by pc: 0x140 and 0x150 are different rows */
+    o = (vw_report_opts){ .key = VW_HK_PC, .sort_col = 4, .fmt = VW_RF_JSON, .core = -1 };
+    ck_assert_msg(vw_report_diff(&a, &b, &o, "a.npt", &out, &d) == NPU_OK, "%s", d.msg);
+    ck_assert_int_eq(npu_buf_append(&out, "", 1), 0);
+    cJSON *j = cJSON_Parse((const char *)out.data);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(cJSON_GetObjectItem(j, "rows_total")->valueint, 4);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rows"), 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(r0, "pc")->valueint, 0x140);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r0, "new")));
+    ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r0, "base"), "busy")->valueint, 40);
+    cJSON_Delete(j);
+    npu_buf_free(&out);
+    /* a core one of the runs does not have */
+    o.core = 2;
+    ck_assert_int_eq(vw_report_diff(&a, &b, &o, "a.npt", &out, &d), NPU_EINVAL);
+    ck_assert_str_eq(d.msg, "npuview: --core 2: a.npt has 2 cores (0..1)");
+    npu_buf_free(&out);
+    vw_model_free(&a);
+    vw_model_free(&b);
+}
+END_TEST
+
 /* Counter samples are cumulative (docs/traces.md): the totals are each
  * unit's last sample summed over units, the bins the deltas (the first
  * interval counted from 0 at cycle 0), the rates deltas per cycle (a
@@ -1596,6 +1657,7 @@ int main(void)
     tcase_add_test(tc, t_model_roofs);
     tcase_add_test(tc, t_hotspots_before_label);
     tcase_add_test(tc, t_report);
+    tcase_add_test(tc, t_report_diff);
     tcase_add_test(tc, t_stall_owner);
     tcase_add_test(tc, t_track_busy);
     tcase_add_test(tc, t_counters_cumulative);
