@@ -133,6 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             npu_buf b = { 0 };
             vw_report(&md, &ro, &b, &d);
             npu_buf_free(&b);
+            vw_report_diff(&md, &md, &ro, "base", &b, &d);   /* a run against itself */
+            npu_buf_free(&b);
         }
     vw_model_free(&md);
     return 0;
