@@ -840,20 +840,58 @@ void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, s
            (size_t)inst] += n;
 }
 
-void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
-                          const ctr_report_opts *o, npu_buf *b)
+size_t ctr_intervals_used(const ctr_intervals *iv)
 {
-    ctr_values cv;
-    if (ctr_values_init(&cv, iv->ncores, iv->mv ? iv->nslices : 0, iv->mv ? iv->nchans : 0, NULL)) {
-        b->oom = 1;
-        return;
-    }
     /* windows past the last core's end are empty: stop at the last one used */
     size_t used = 0;
     for (size_t k = 0; k < iv->nbins; k++)
         for (int c = 0; c < iv->ncores; c++)
             if (iv->v[(k * CTR_EV__COUNT + CTR_EV_CYCLES) * (size_t)iv->ncores + (size_t)c])
                 used = k + 1;
+    return used;
+}
+
+int ctr_intervals_values_init(const ctr_intervals *iv, ctr_values *cv)
+{
+    return ctr_values_init(cv, iv->ncores, iv->mv ? iv->nslices : 0, iv->mv ? iv->nchans : 0, NULL) != NPU_OK;
+}
+
+uint64_t ctr_intervals_window(const ctr_intervals *iv, size_t k, ctr_values *cv)
+{
+    uint64_t wlen = 0;
+    for (int e = 0; e < CTR_EV__COUNT; e++) {
+        cv->have[e] = iv->binned[e];
+        if (iv->mv && iv->mslot[e] >= 0) {
+            int ni = ctr_ninst(cv, e);
+            const uint64_t *row = iv->mv + (k * (size_t)iv->nmslot + (size_t)iv->mslot[e]) * (size_t)iv->nmem;
+            for (int i = 0; i < ni; i++) {
+                cv->v[e][i] = row[i];
+                if (cv->h[e])   /* count and sum only: the window's mean */
+                    cv->h[e][i] = (ctr_hist_sum){ .n = row[i], .sum = row[(size_t)iv->nmem + (size_t)i] };
+            }
+            continue;
+        }
+        if (events[e].unit != CTR_UNIT_CORE && events[e].unit != CTR_UNIT_PIPE)
+            continue;
+        for (int c = 0; c < iv->ncores; c++)
+            cv->v[e][c] = iv->v[(k * CTR_EV__COUNT + (size_t)e) * (size_t)iv->ncores + (size_t)c];
+    }
+    for (int c = 0; c < iv->ncores; c++)
+        wlen = NPU_MAX(wlen, cv->v[CTR_EV_CYCLES][c]);
+    cv->v[CTR_EV_CHIP_CYCLES][0] = wlen;
+    cv->have[CTR_EV_CHIP_CYCLES] = 1;
+    return wlen;
+}
+
+void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,
+                          const ctr_report_opts *o, npu_buf *b)
+{
+    ctr_values cv;
+    if (ctr_intervals_values_init(iv, &cv)) {
+        b->oom = 1;
+        return;
+    }
+    size_t used = ctr_intervals_used(iv);
     ctr_sel s2 = *sel;
     s2.on[CTR_EV_CHIP_CYCLES] = 0;   /* the window's length: the time column */
     if (o->json)
@@ -862,29 +900,7 @@ void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const c
         npu_buf_printf(b, "#%13s %s%20s      %s\n", "cycle", o->aggr != CTR_AGGR_ALL ? "instance " : "",
                        "counts", "event");
     for (size_t k = 0; k < used; k++) {
-        uint64_t wlen = 0;
-        for (int e = 0; e < CTR_EV__COUNT; e++) {
-            cv.have[e] = iv->binned[e];
-            if (iv->mv && iv->mslot[e] >= 0) {
-                int ni = ctr_ninst(&cv, e);
-                const uint64_t *row = iv->mv + (k * (size_t)iv->nmslot + (size_t)iv->mslot[e]) *
-                                                   (size_t)iv->nmem;
-                for (int i = 0; i < ni; i++) {
-                    cv.v[e][i] = row[i];
-                    if (cv.h[e])   /* count and sum only: the window's mean */
-                        cv.h[e][i] = (ctr_hist_sum){ .n = row[i], .sum = row[(size_t)iv->nmem + (size_t)i] };
-                }
-                continue;
-            }
-            if (events[e].unit != CTR_UNIT_CORE && events[e].unit != CTR_UNIT_PIPE)
-                continue;
-            for (int c = 0; c < iv->ncores; c++)
-                cv.v[e][c] = iv->v[(k * CTR_EV__COUNT + (size_t)e) * (size_t)iv->ncores + (size_t)c];
-        }
-        for (int c = 0; c < iv->ncores; c++)
-            wlen = NPU_MAX(wlen, cv.v[CTR_EV_CYCLES][c]);
-        cv.v[CTR_EV_CHIP_CYCLES][0] = wlen;
-        cv.have[CTR_EV_CHIP_CYCLES] = 1;
+        uint64_t wlen = ctr_intervals_window(iv, k, &cv);
         uint64_t endc = k * iv->width + wlen;
         if (o->json) {
             npu_buf_printf(b, "%s\n  {\"end_cycle\": %" PRIu64 ", \"events\": {", k ? "," : "", endc);

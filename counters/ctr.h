@@ -170,6 +170,14 @@ npu_status ctr_intervals_mem_init(ctr_intervals *iv, int nslices, int nchans, np
 /* Add n to slot 0 (the value) or 1 (a histogram's sum) of L2 / HBM event
  * ev, slice or channel inst, in window bin. */
 void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, size_t bin, uint64_t n);
+/* Windows up to the last one any core reached. */
+size_t ctr_intervals_used(const ctr_intervals *iv);
+/* A ctr_values sized for iv's windows (0; 1 out of memory). */
+int ctr_intervals_values_init(const ctr_intervals *iv, ctr_values *cv);
+/* Window k's values into cv (from ctr_intervals_values_init): every binned
+ * event's delta in the window (an L2/HBM histogram its count and sum); the
+ * window's length in cycles (its chip.cycles) is returned. */
+uint64_t ctr_intervals_window(const ctr_intervals *iv, size_t k, ctr_values *cv);
 /* The interval report (perf stat -I layout; CSV rows start with the end
  * cycle; JSON an array of windows). */
 void ctr_report_intervals(const ctr_intervals *iv, const ctr_machine *m, const ctr_sel *sel,

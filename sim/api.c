@@ -211,9 +211,19 @@ uint64_t npu_sim_reg(const npu_sim *s, int core, int reg)
 /* ---- counters ------------------------------------------------------------- */
 struct npu_counters {
     ctr_values cv;
+    ctr_intervals iv;       /* npu_sim_run_counted_every's windows (width 0: none) */
+    size_t nwin;
+    ctr_values wv;          /* window wk's values, made on demand */
+    size_t wk;              /* SIZE_MAX: wv holds none */
 };
 
 npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counters **out, npu_diag *d)
+{
+    return npu_sim_run_counted_every(s, opts, 0, out, d);
+}
+
+npu_status npu_sim_run_counted_every(npu_sim *s, const npu_run_opts *opts, uint64_t interval,
+                                     npu_counters **out, npu_diag *d)
 {
     npu_run_opts def = {NPU_MODE_PERF, 0, 0};
     if (!opts)
@@ -228,13 +238,60 @@ npu_status npu_sim_run_counted(npu_sim *s, const npu_run_opts *opts, npu_counter
     npu_counters *c = npu_calloc(1, sizeof *c);
     if (!c)
         return npu_errf(d, NPU_ENOMEM, "run: out of memory");
+    c->wk = SIZE_MAX;
     npu_status st = sim_stat_collect(s, opts->mode == NPU_MODE_TIMING, opts->max_cycles, opts->max_insns,
-                                     &c->cv, d);
+                                     interval, &c->cv, interval ? &c->iv : NULL, d);
+    if (!st && interval) {
+        c->nwin = ctr_intervals_used(&c->iv);
+        if (ctr_intervals_values_init(&c->iv, &c->wv))
+            st = npu_errf(d, NPU_ENOMEM, "run: out of memory");
+    }
     if (st) {
-        npu_free(c);
+        npu_counters_free(c);
         return st;
     }
     *out = c;
+    return NPU_OK;
+}
+
+size_t npu_counters_windows(const npu_counters *c)
+{
+    return c ? c->nwin : 0;
+}
+
+uint64_t npu_counters_window_end(const npu_counters *c, size_t k)
+{
+    if (!c || k >= c->nwin)
+        return 0;
+    /* every window but the last is whole; the last ends with the run */
+    uint64_t end = (uint64_t)(k + 1) * c->iv.width, all = ctr_get(&c->cv, CTR_EV_CHIP_CYCLES, -1);
+    return end < all ? end : all;
+}
+
+npu_status npu_counters_get_window(npu_counters *c, size_t k, const char *name, int inst, uint64_t *value,
+                                   npu_diag *d)
+{
+    if (!c || !value)
+        return npu_errf(d, NPU_EINVAL, "counters: no counters or no place for the value (NULL)");
+    if (k >= c->nwin)
+        return npu_errf(d, NPU_EINVAL, "counters: window %zu: the run has %zu (0..%zu; "
+                        "npu_sim_run_counted_every makes them)", k, c->nwin, c->nwin ? c->nwin - 1 : 0);
+    int ev = name ? ctr_event_find(name) : -1;
+    if (ev < 0)
+        return npu_errf(d, NPU_EINVAL, "no counter named '%s' (docs/counters.md lists them)",
+                        name ? name : "(null)");
+    if (c->wk != k) {
+        ctr_intervals_window(&c->iv, k, &c->wv);
+        c->wk = k;
+    }
+    if (!c->wv.have[ev])
+        return npu_errf(d, NPU_EUNSUPP, "%s has no per-window value (totals only, as in npusim stat -I; "
+                        "or no L2/HBM model)", name);
+    int n = ctr_ninst(&c->wv, ev);
+    if (inst < -1 || inst >= n)
+        return npu_errf(d, NPU_EINVAL, "%s: no instance %d (its unit, %s, has %d: 0..%d, or -1 for the sum)",
+                        name, inst, ctr_unit_name(ctr_event(ev)->unit), n, n - 1);
+    *value = ctr_get(&c->wv, ev, inst);
     return NPU_OK;
 }
 
@@ -275,6 +332,8 @@ void npu_counters_free(npu_counters *c)
     if (!c)
         return;
     ctr_values_free(&c->cv);
+    ctr_values_free(&c->wv);
+    ctr_intervals_free(&c->iv);
     npu_free(c);
 }
 

@@ -752,16 +752,22 @@ static npu_status run_observed(npu_sim *s, collector *k, int nodata, uint64_t ma
 }
 
 npu_status sim_stat_collect(npu_sim *s, int nodata, uint64_t max_cycles, uint64_t max_insns,
-                            struct ctr_values *out, npu_diag *d)
+                            uint64_t interval, struct ctr_values *out, struct ctr_intervals *iv,
+                            npu_diag *d)
 {
     collector k;
     memset(&k, 0, sizeof k);
+    k.iv.width = iv ? interval : 0;
     npu_status st = run_observed(s, &k, nodata, max_cycles, max_insns, d);
     if (!st)
         st = col_finish(&k, d);
     if (!st) {
         *out = k.cv;                    /* the caller owns the arrays now */
         memset(&k.cv, 0, sizeof k.cv);
+        if (iv && interval) {
+            *iv = k.iv;
+            memset(&k.iv, 0, sizeof k.iv);
+        }
     }
     col_free(&k);
     return st;

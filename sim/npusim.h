@@ -153,6 +153,20 @@ npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, u
 /* Instances of the event's unit (cores, slices, channels; 1 for chip
  * events), or -1 for an unknown or uncounted event. */
 int npu_counters_instances(const npu_counters *c, const char *name);
+/* The same run with the counters also per window of `interval` cycles, as
+ * `npusim stat -I interval` gives them (interval 0: totals only, as
+ * npu_sim_run_counted): npu_counters_windows windows, window k ending at
+ * npu_counters_window_end (the last one with the run), and each event's
+ * delta in it by npu_counters_get_window (instance -1: the sum). Events
+ * that stat -I keeps as totals only (pipe.s.busy_cycles, gm.requests, the
+ * flag counts...) are NPU_EUNSUPP there; npu_counters_get still gives
+ * every total. */
+npu_status npu_sim_run_counted_every(npu_sim *s, const npu_run_opts *opts, uint64_t interval,
+                                     npu_counters **out, npu_diag *d);
+size_t npu_counters_windows(const npu_counters *c);
+uint64_t npu_counters_window_end(const npu_counters *c, size_t k);
+npu_status npu_counters_get_window(npu_counters *c, size_t k, const char *name, int inst, uint64_t *value,
+                                   npu_diag *d);
 void npu_counters_free(npu_counters *c);
 
 /* ---- checks (what `npusim check` finds) ------------------------------------

@@ -431,9 +431,13 @@ struct mem_sys_stats;
 uint64_t sim_ctr_mem_value(const struct mem_sys_stats *ms, int e, int i);
 /* A perf (nodata 0) or timing run of the bound launch with every counter
  * of counters/events.def counted, as `npusim stat` counts them; *out gets
- * the totals (ctr_values_free them). The library's npu_sim_run_counted. */
+ * the totals (ctr_values_free them), and with an interval and iv, *iv the
+ * windows of `stat -I interval` (ctr_intervals_free). The library's
+ * npu_sim_run_counted and npu_sim_run_counted_every. */
 struct ctr_values;
+struct ctr_intervals;
 npu_status sim_stat_collect(npu_sim *s, int nodata, uint64_t max_cycles, uint64_t max_insns,
-                            struct ctr_values *out, npu_diag *d);
+                            uint64_t interval, struct ctr_values *out, struct ctr_intervals *iv,
+                            npu_diag *d);
 
 #endif

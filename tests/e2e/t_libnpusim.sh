@@ -93,6 +93,19 @@ int main(int argc, char **argv)
         printf("unknown: %d\n", npu_counters_instances(c, "nope"));
         npu_counters_free(c);
     }
+    /* per window, as npusim stat -I 500 */
+    npu_counters *w = NULL;
+    if (npu_sim_run_counted_every(s, NULL, 500, &w, &d))
+        DIE("run_counted_every: %s", d.msg);
+    for (size_t k = 0; k < npu_counters_windows(w); k++) {
+        uint64_t v0, v1;
+        if (npu_counters_get_window(w, k, "pipe.mte2.busy_cycles", -1, &v0, &d) ||
+            npu_counters_get_window(w, k, "l2.hits", 3, &v1, &d))
+            DIE("window: %s", d.msg);
+        printf("window %llu %llu %llu\n", (unsigned long long)npu_counters_window_end(w, k),
+               (unsigned long long)v0, (unsigned long long)v1);
+    }
+    npu_counters_free(w);
     npu_counters *c = NULL;
     npu_run_opts fo = { NPU_MODE_FUNC, 0, 0 };
     printf("func counted: %d %s\n", npu_sim_run_counted(s, &fo, &c, &d), d.msg);
@@ -145,6 +158,23 @@ echo "ok: a program outside the tree builds against sim/npusim.h and libnpusim.a
 "$NPUSIM" stat --json -A -e "chip.cycles,insns,pipe.v.busy_cycles,pipe.mte2.busy_cycles,gm.read_bytes,l2.hits,l2.misses,hbm.bytes_read" \
     "$tmp/ew/launch.json" > "$tmp/stat.json" 2>/dev/null || fail "npusim stat"
 "$NPUSIM" trace info "$tmp/t.npt" > "$tmp/info.txt" || fail "trace info of the library's trace"
+"$NPUSIM" stat -I 500 -A -x, -e pipe.mte2.busy_cycles,l2.hits "$tmp/ew/launch.json" > "$tmp/stat_i.csv" 2>/dev/null ||
+    fail "npusim stat -I 500"
+python3 - "$tmp/out.txt" "$tmp/stat_i.csv" <<'PY' || fail "the library's windows differ from npusim stat -I"
+import sys
+got = [tuple(int(x) for x in l.split()[1:]) for l in open(sys.argv[1]) if l.startswith("window ")]
+w = {}
+for l in open(sys.argv[2]):
+    f = l.strip().split(",")    # end cycle, instance, value, unit, event, ...
+    if len(f) > 4 and f[4] == "pipe.mte2.busy_cycles":
+        w.setdefault(int(f[0]), [0, 0])[0] += int(f[2])
+    elif len(f) > 4 and f[4] == "l2.hits" and f[1] == "slice3":
+        w.setdefault(int(f[0]), [0, 0])[1] = int(f[2])
+want = [(t, v[0], v[1]) for t, v in sorted(w.items())]
+if not got or got != want:
+    print("library:", got[:4], "stat -I:", want[:4], len(got), len(want))
+    sys.exit(1)
+PY
 python3 - "$tmp/out.txt" "$tmp/stat.json" "$tmp/info.txt" <<'PY' || { cat "$tmp/out.txt"; fail "the library's figures differ from npusim's"; }
 import json, sys
 out = open(sys.argv[1]).read().splitlines()

@@ -337,6 +337,76 @@ END_TEST
 
 /* npu_sim_run_checked: a fault is a finding (NPU_OK, not run to its end);
  * the result outlives the simulator; bad tool bits are refused. */
+/* npu_sim_run_counted_every: the windows of `npusim stat -I`. Each
+ * binned event's windows add up to its total, per instance; window ends
+ * step by the interval and the last is the run's end; the totals equal
+ * npu_sim_run_counted's; totals-only events and bad windows are refused. */
+START_TEST(counters_per_window)
+{
+    npu_diag d;
+    int64_t shape[1] = {4096};
+    npy_tensor a, b;
+    mk_f32(&a, 1, shape);
+    mk_f32(&b, 1, shape);
+    cfg_machine cfg;
+    cfg_default(&cfg);
+    npu_sim *s = t_sim_src_cfg(vadd_src, 2, &cfg);
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "A", &a, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "B", &b, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    npu_counters *c = NULL, *t = NULL;
+    ck_assert_int_eq(npu_sim_run_counted(s, NULL, &t, &d), NPU_OK);
+    ck_assert_uint_eq(npu_counters_windows(t), 0);
+    const uint64_t iv = 100;
+    ck_assert_msg(npu_sim_run_counted_every(s, NULL, iv, &c, &d) == NPU_OK, "%s", d.msg);
+    uint64_t cyc = 0;
+    ck_assert_int_eq(npu_counters_get(c, "chip.cycles", -1, &cyc, &d), NPU_OK);
+    size_t n = npu_counters_windows(c);
+    ck_assert_uint_eq(n, (cyc + iv - 1) / iv);
+    ck_assert_uint_gt(n, 2);
+    for (size_t k = 0; k < n; k++)
+        ck_assert_uint_eq(npu_counters_window_end(c, k), k + 1 < n ? (k + 1) * iv : cyc);
+    static const char *const evs[] = { "cycles", "insns", "pipe.v.busy_cycles", "pipe.mte2.busy_cycles",
+                                       "pipe.mte3.busy_cycles", "l2.bytes", "hbm.bytes_read" };
+    for (size_t e = 0; e < sizeof evs / sizeof evs[0]; e++) {
+        int ni = npu_counters_instances(c, evs[e]);
+        ck_assert_int_gt(ni, 0);
+        for (int i = -1; i < ni; i++) {
+            uint64_t sum = 0, v, tot, tot2;
+            for (size_t k = 0; k < n; k++) {
+                ck_assert_msg(npu_counters_get_window(c, k, evs[e], i, &v, &d) == NPU_OK, "%s", d.msg);
+                sum += v;
+            }
+            ck_assert_int_eq(npu_counters_get(c, evs[e], i, &tot, &d), NPU_OK);
+            ck_assert_int_eq(npu_counters_get(t, evs[e], i, &tot2, &d), NPU_OK);
+            ck_assert_msg(sum == tot && tot == tot2, "%s[%d]: windows %llu, total %llu, run_counted %llu", evs[e],
+                          i, (unsigned long long)sum, (unsigned long long)tot, (unsigned long long)tot2);
+        }
+    }
+    uint64_t v;
+    ck_assert_int_eq(npu_counters_get_window(c, 0, "pipe.s.busy_cycles", -1, &v, &d), NPU_EUNSUPP);
+    ck_assert_int_eq(npu_counters_get_window(c, n, "insns", -1, &v, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_counters_get_window(c, 0, "nope", -1, &v, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_counters_get_window(c, 0, "insns", 2, &v, &d), NPU_EINVAL);
+    ck_assert_int_eq(npu_counters_get_window(t, 0, "insns", -1, &v, &d), NPU_EINVAL);   /* no windows */
+    ck_assert_int_eq(npu_counters_get_window(NULL, 0, "insns", -1, &v, &d), NPU_EINVAL);
+    ck_assert_uint_eq(npu_counters_windows(NULL), 0);
+    ck_assert_uint_eq(npu_counters_window_end(c, n), 0);
+    npu_counters_free(c);
+    npu_counters_free(t);
+    /* a window longer than the run: one, the whole run */
+    ck_assert_int_eq(npu_sim_run_counted_every(s, NULL, 1u << 30, &c, &d), NPU_OK);
+    ck_assert_uint_eq(npu_counters_windows(c), 1);
+    ck_assert_uint_eq(npu_counters_window_end(c, 0), cyc);
+    ck_assert_int_eq(npu_counters_get_window(c, 0, "insns", -1, &v, &d), NPU_OK);
+    ck_assert_uint_eq(v, npu_sim_insns(s, -1));
+    npu_counters_free(c);
+    npu_sim_free(s);
+    npy_free(&a);
+    npy_free(&b);
+}
+END_TEST
+
 START_TEST(checked_runs)
 {
     npu_diag d;
@@ -485,6 +555,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, vector_add_kernel);
     tcase_add_test(tc, vector_add_perf_mode);
     tcase_add_test(tc, counters_and_traces);
+    tcase_add_test(tc, counters_per_window);
     tcase_add_test(tc, checked_runs);
     tcase_add_test(tc, progress_reports);
     tcase_add_test(tc, alloc_failures_are_clean);
