@@ -1768,8 +1768,9 @@ npu_status vw_hotspots_core(const vw_model *m, vw_hkey key, uint64_t t0, uint64_
         switch (key) {
         case VW_HK_PC: {
             const char *dis = trc_reader_disasm(m->r, r->key);
-            snprintf(r->name, sizeof r->name, "0x%05llx  %s", (unsigned long long)r->key,
-                     dis ? dis : vw_op_name(m, r->pipe >> 8));
+            /* the instruction's pipe too (a stall-only row: the stall's) */
+            snprintf(r->name, sizeof r->name, "0x%05llx  %-4s  %s", (unsigned long long)r->key,
+                     trc_pipe_name(r->pipe & 0xFF), dis ? dis : vw_op_name(m, r->pipe >> 8));
             break;
         }
         case VW_HK_OPCODE:

@@ -1679,7 +1679,7 @@ static void draw_hotspots(vw_view *v, vw_cmds *o)
     float hy = S(v, TOPBAR + 34), lh = (float)line_h(v, VW_FONT_MONO) + S(v, 3);
     vw_rect(o, 0, hy, (float)v->w, S(v, 22), C_PANEL);
     float cx[4] = { 0.01f, 0.55f, 0.66f, 0.82f };
-    const char *hd[4] = { v->hkey == VW_HK_PC ? "pc  disassembly" : "name", "count", "busy cycles", "stall cycles" };
+    const char *hd[4] = { v->hkey == VW_HK_PC ? "pc       pipe  disassembly" : "name", "count", "busy cycles", "stall cycles" };
     for (int i = 0; i < 4; i++) {
         snprintf(b, sizeof b, "%s%s", hd[i], v->hsort == i ? (i ? " ▼" : " ▲") : "");
         vw_text(o, cx[i] * v->w + S(v, 4), hy + (S(v, 22) - line_h(v, VW_FONT_UI)) / 2, VW_FONT_UI,
