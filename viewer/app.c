@@ -71,6 +71,7 @@ static npu_status prepare(vw_view *v, const vw_model *m, const vw_shot_opts *o, 
         return st;
     v->tab = o->tab;
     v->hkey = o->hkey;
+    v->heat_log = o->heat_log;
     if (o->has_range) {
         vw_set_range(v, o->r0, o->r1);
         vw_fit(v);

@@ -20,6 +20,7 @@ static void usage(FILE *f)
             "  --group G                the hotspot table's rows: functions | labels | pcs |\n"
             "                           opcodes (default functions; K in the window)\n"
             "  --range START:END        select a time range (cycles)\n"
+            "  --heat linear|log        the heat maps' scale (default linear; L in the window)\n"
             "  --size WxH               picture / window size (default 1280x800)\n"
             "  --scale S                UI scale for the picture (HiDPI, default 1)\n"
             "  --bench                  load time and frame-time percentiles as JSON\n"
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
                 ro.top = (size_t)n;
             }
         } else if (!strcmp(a, "--screenshot") || !strcmp(a, "--view") || !strcmp(a, "--range") ||
-                   !strcmp(a, "--group") ||
+                   !strcmp(a, "--group") || !strcmp(a, "--heat") ||
                    !strcmp(a, "--size") || !strcmp(a, "--scale")) {
             if (!val) {
                 fprintf(stderr, "npuview: %s needs a value\n", a);
@@ -176,6 +177,12 @@ int main(int argc, char **argv)
                 if (k < 0)
                     return 2;
                 o.hkey = (vw_hkey)k;
+            } else if (!strcmp(a, "--heat")) {
+                static const char *const names[2] = { "linear", "log" };
+                int k = pick(a, val, names, 2);
+                if (k < 0)
+                    return 2;
+                o.heat_log = k;
             } else if (!strcmp(a, "--range")) {
                 char *e1, *e2;
                 unsigned long long r0 = strtoull(val, &e1, 0), r1 = 0;

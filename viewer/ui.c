@@ -62,6 +62,7 @@ static void key(vw_view *v, const SDL_KeyboardEvent *k)
     case SDLK_TAB: v->tab = (vw_tab)((v->tab + (shift ? VW_NTABS - 1 : 1)) % VW_NTABS); break;
     case SDLK_t: v->flame_stalls = !v->flame_stalls; v->flame_dirty = 1; v->flame_zoom = -1; break;
     case SDLK_i: v->flame_icicle = !v->flame_icicle; break;
+    case SDLK_l: v->heat_log = !v->heat_log; break;
     case SDLK_k: v->hkey = (vw_hkey)((v->hkey + 1) % VW_HK__N); v->htab_dirty = 1; break;
     case SDLK_c: {
         int any = 0;

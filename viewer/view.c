@@ -1162,6 +1162,16 @@ static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, f
 }
 
 /* Heat colour of f in [0, 1]: dark blue, mid blue, warm yellow. */
+double vw_heat_level(double rate, double max, int log_scale)
+{
+    if (!(rate > 0) || !(max > 0))
+        return 0;
+    double f = rate / max;
+    if (log_scale)
+        f = log10(f * 1000.0) / 3.0;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
 static uint32_t heat_colour(double f)
 {
     static const unsigned st[3][3] = { { 0x2D, 0x44, 0x66 }, { 0x4F, 0x8F, 0xCB }, { 0xF2, 0xD0, 0x6B } };
@@ -1195,7 +1205,7 @@ static void draw_heat(vw_view *v, vw_cmds *o, const vw_heat *hm, float y, float 
             if (px < W && px_bins(v, x0, px, hm->nbins, &ba, &bz)) {
                 double mx = vw_heat_max(v->m, hm, row, ba, bz);
                 if (mx > 0)
-                    c = heat_colour(mx / hm->max_rate);
+                    c = heat_colour(vw_heat_level(mx, hm->max_rate, v->heat_log));
             }
             if (px < W && c == run_c)
                 continue;
@@ -1477,7 +1487,7 @@ static void draw_timeline(vw_view *v, vw_cmds *o)
             vw_text(o, S(v, 8), y + S(v, 3), VW_FONT_SMALL, C_TEXT, title[r->core]);
             snprintf(b, sizeof b, "%s, 0..%u", what[r->core], hm->n - 1);
             vw_text(o, S(v, 8), y + S(v, 3) + line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
-            snprintf(b, sizeof b, "max %.3g B/cyc", hm->max_rate);
+            snprintf(b, sizeof b, "max %.3g B/cyc%s", hm->max_rate, v->heat_log ? ", log" : "");
             vw_text(o, S(v, 8), y + S(v, 3) + 2 * line_h(v, VW_FONT_SMALL), VW_FONT_SMALL, C_DIM, b);
             vw_clip(o, x0, NPU_MAX(y, top), x1 - x0, NPU_MIN(r->h, bot - y));
             draw_heat(v, o, hm, y, r->h);
@@ -1904,6 +1914,7 @@ static void draw_help(vw_view *v, vw_cmds *o)
         { "1 2 3 4 / Tab", "timeline, flame graph, hotspots, counters" },
         { "T / I", "flame: busy or stall cycles / icicle or flame" },
         { "K", "hotspots: functions, labels, pcs, opcodes" },
+        { "L", "heat maps: linear or log scale (three decades)" },
         { "C", "collapse or expand all cores" },
         { "Esc", "clear selection, zoom out of the flame graph, close this help" },
         { "? / Q", "this help / quit" },

@@ -218,6 +218,11 @@ uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
 uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint);
 /* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
  * covers up to the end of the run (the last bin may be partial). */
+/* The heat maps' colour position of a rate, rate / max on the linear
+ * scale; on the log scale three decades below the maximum map to 0..1
+ * (log10(1000 x / max) / 3), so a row at a hundredth of the busiest
+ * still shows. */
+double vw_heat_level(double rate, double max, int log_scale);
 /* Bytes per cycle of heat map row `row` in bin k. */
 double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k);
 /* The largest of those over bins ba..bz (from the pyramid: O(log^2) bins
@@ -370,6 +375,7 @@ typedef struct vw_view {
     vw_search_hit *hits; size_t nhits, hit_cur;
     /* flame */
     int flame_stalls, flame_icicle;
+    int heat_log;           /* heat maps on a log scale (L; --heat log) */
     int32_t flame_zoom;     /* zoomed node, -1 = root */
     vw_flame flame;
     int flame_dirty;
@@ -435,6 +441,7 @@ typedef struct vw_shot_opts {
     int has_range; uint64_t r0, r1;
     float scale;
     vw_hkey hkey;          /* the hotspot table's grouping (--group) */
+    int heat_log;          /* the heat maps' scale: 0 linear, 1 log (--heat) */
 } vw_shot_opts;
 /* Render one frame of the model into a new RGBA surface (a software
  * renderer: no display needed). *out is an SDL_Surface*. */

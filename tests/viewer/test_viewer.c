@@ -3,6 +3,7 @@
  * back pixel by pixel. Traces are made at test time with the synthetic
  * generator of traces/. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1340,6 +1341,28 @@ START_TEST(t_picture_heat)
     for (int k = 0; k < 3; k++)
         ck_assert_int_gt(n_mid[k], 0);  /* channel 3 at half the maximum */
     SDL_FreeSurface(s);
+    /* the log scale (L, --heat log): half the maximum is 0.90 of the way up
+     * (log10(500) / 3), so no cell of the middle colour is left; linear
+     * again after */
+    ck_assert(fabs(vw_heat_level(50, 100, 1) - log10(500.0) / 3) < 1e-12);
+    ck_assert(vw_heat_level(50, 100, 0) == 0.5);
+    ck_assert(vw_heat_level(0.01, 100, 1) == 0 && vw_heat_level(100, 100, 1) == 1);
+    ck_assert(vw_heat_level(0, 100, 1) == 0 && vw_heat_level(5, 0, 1) == 0);
+    v.heat_log = 1;
+    ck_assert_msg(vw_render_view(&v, &sv, &d) == NPU_OK, "%s", d.msg);
+    s = sv;
+    int n_mid_log = 0, n_top_log = 0;
+    for (int k = 0; k < 3; k++) {
+        int xk = (int)vw_t_to_x(&v, 50.0 + 100.0 * k);
+        for (int y = 0; y < s->h; y++) {
+            n_mid_log += px(s, xk, y) == mid;
+            n_top_log += px(s, xk, y) == top;
+        }
+    }
+    ck_assert_int_eq(n_mid_log, 0);
+    ck_assert_int_eq(n_top_log, n_top[0] + n_top[1]);   /* the maximum is the maximum on either scale */
+    SDL_FreeSurface(s);
+    v.heat_log = 0;
     /* hovering: channel 3's cell in 100..200 and the l2.bytes track's bin */
     int x = (int)vw_t_to_x(&v, 150.0), hy = -1, cy = -1;
     for (int y = 0; y < v.h; y++) {
