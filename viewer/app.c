@@ -63,12 +63,10 @@ npu_status vw_render_view(vw_view *v, void **out, npu_diag *d)
     return NPU_OK;
 }
 
-static npu_status prepare(vw_view *v, const vw_model *m, const vw_shot_opts *o, npu_diag *d)
+/* The options' starting state (tab, grouping, heat scale, range), for a
+ * picture and for the window alike */
+static void apply_opts(vw_view *v, const vw_shot_opts *o)
 {
-    int w = o->w > 0 ? o->w : 1280, h = o->h > 0 ? o->h : 800;
-    npu_status st = vw_view_init(v, m, w, h, o->scale > 0 ? o->scale : 1, d);
-    if (st)
-        return st;
     v->tab = o->tab;
     v->hkey = o->hkey;
     v->heat_log = o->heat_log;
@@ -76,6 +74,15 @@ static npu_status prepare(vw_view *v, const vw_model *m, const vw_shot_opts *o, 
         vw_set_range(v, o->r0, o->r1);
         vw_fit(v);
     }
+}
+
+static npu_status prepare(vw_view *v, const vw_model *m, const vw_shot_opts *o, npu_diag *d)
+{
+    int w = o->w > 0 ? o->w : 1280, h = o->h > 0 ? o->h : 800;
+    npu_status st = vw_view_init(v, m, w, h, o->scale > 0 ? o->scale : 1, d);
+    if (st)
+        return st;
+    apply_opts(v, o);
     return NPU_OK;
 }
 
@@ -327,8 +334,9 @@ out:
     return out->oom ? npu_errf(d, NPU_ENOMEM, "npuview: out of memory") : NPU_OK;
 }
 
-npu_status vw_run_window(const vw_model *m, int w, int h, npu_diag *d)
+npu_status vw_run_window(const vw_model *m, const vw_shot_opts *o, npu_diag *d)
 {
+    int w = o->w > 0 ? o->w : 1280, h = o->h > 0 ? o->h : 800;
     if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0)
         return npu_errf(d, NPU_EIO, "npuview: no display (%s); use --screenshot for headless output",
                         SDL_GetError());
@@ -358,6 +366,7 @@ npu_status vw_run_window(const vw_model *m, int w, int h, npu_diag *d)
     st = vw_view_init(&v, m, dw, dh, scale, d);
     if (st)
         goto out_ren;
+    apply_opts(&v, o);   /* --view, --group, --heat, --range */
     vw_backend *b = vw_backend_new(ren, scale, d);
     if (!b) {
         st = d && d->status ? d->status : NPU_EIO;

@@ -14,7 +14,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: npuview [options] trace.npt\n"
-            "  (no option)              open a window\n"
+            "  (no option)              open a window (--view, --group, --heat, --range and\n"
+            "                           --size set how it starts)\n"
             "  --screenshot out.png     render one frame headless and save it as PNG\n"
             "  --view V                 timeline | flame | hotspots | counters (default timeline)\n"
             "  --group G                the hotspot table's rows: functions | labels | pcs |\n"
@@ -305,7 +306,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < nd && i < 5; i++)
                 fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
                         (unsigned long long)dl[i].offset, dl[i].what);
-            npu_status st = shot ? vw_screenshot(&m, &o, shot, &d) : vw_run_window(&m, o.w, o.h, &d);
+            npu_status st = shot ? vw_screenshot(&m, &o, shot, &d) : vw_run_window(&m, &o, &d);
             if (st) {
                 fprintf(stderr, "%s\n", d.msg);
                 rc = 2;

@@ -452,7 +452,9 @@ npu_status vw_screenshot(const vw_model *m, const vw_shot_opts *o, const char *p
 /* Load time and frame-time percentiles over a scripted zoom/pan sequence,
  * as a JSON object appended to b. */
 npu_status vw_bench(const char *path, int w, int h, npu_buf *b, npu_diag *d);
-/* The interactive window. Returns when the user quits. */
-npu_status vw_run_window(const vw_model *m, int w, int h, npu_diag *d);
+/* The interactive window (o: its size and starting tab, grouping, heat
+ * scale and range, as for a picture; scale comes from the display).
+ * Returns when the user quits. */
+npu_status vw_run_window(const vw_model *m, const vw_shot_opts *o, npu_diag *d);
 
 #endif
