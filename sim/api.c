@@ -254,6 +254,19 @@ npu_status npu_sim_run_counted_every(npu_sim *s, const npu_run_opts *opts, uint6
     return NPU_OK;
 }
 
+/* Event ev of cv on instance inst (-1: the sum), or NPU_EINVAL naming the
+ * instances its unit has */
+static npu_status value_of(const ctr_values *cv, int ev, const char *name, int inst, uint64_t *value,
+                           npu_diag *d)
+{
+    int n = ctr_ninst(cv, ev);
+    if (inst < -1 || inst >= n)
+        return npu_errf(d, NPU_EINVAL, "%s: no instance %d (its unit, %s, has %d: 0..%d, or -1 for the sum)",
+                        name, inst, ctr_unit_name(ctr_event(ev)->unit), n, n - 1);
+    *value = ctr_get(cv, ev, inst);
+    return NPU_OK;
+}
+
 size_t npu_counters_windows(const npu_counters *c)
 {
     return c ? c->nwin : 0;
@@ -287,12 +300,7 @@ npu_status npu_counters_get_window(npu_counters *c, size_t k, const char *name, 
     if (!c->wv.have[ev])
         return npu_errf(d, NPU_EUNSUPP, "%s has no per-window value (totals only, as in npusim stat -I; "
                         "or no L2/HBM model)", name);
-    int n = ctr_ninst(&c->wv, ev);
-    if (inst < -1 || inst >= n)
-        return npu_errf(d, NPU_EINVAL, "%s: no instance %d (its unit, %s, has %d: 0..%d, or -1 for the sum)",
-                        name, inst, ctr_unit_name(ctr_event(ev)->unit), n, n - 1);
-    *value = ctr_get(&c->wv, ev, inst);
-    return NPU_OK;
+    return value_of(&c->wv, ev, name, inst, value, d);
 }
 
 static int counter_of(const npu_counters *c, const char *name)
@@ -313,12 +321,7 @@ npu_status npu_counters_get(const npu_counters *c, const char *name, int inst, u
     if (!c->cv.have[ev])
         return npu_errf(d, NPU_EUNSUPP, "%s was not counted: this machine has no L2 or HBM model "
                         "(timing.memory_model is fixed)", name);
-    int n = ctr_ninst(&c->cv, ev);
-    if (inst < -1 || inst >= n)
-        return npu_errf(d, NPU_EINVAL, "%s: no instance %d (its unit, %s, has %d: 0..%d, or -1 for the sum)",
-                        name, inst, ctr_unit_name(ctr_event(ev)->unit), n, n - 1);
-    *value = ctr_get(&c->cv, ev, inst);
-    return NPU_OK;
+    return value_of(&c->cv, ev, name, inst, value, d);
 }
 
 int npu_counters_instances(const npu_counters *c, const char *name)
