@@ -97,15 +97,12 @@ npu_status vw_render_surface(const vw_model *m, const vw_shot_opts *o, void **ou
     return st;
 }
 
-npu_status vw_screenshot(const vw_model *m, const vw_shot_opts *o, const char *png, npu_diag *d)
+/* sf as a PNG file, written next to the target and renamed, as every
+ * output file */
+static npu_status save_png(SDL_Surface *sf, const char *png, npu_diag *d)
 {
-    void *sfv = NULL;
-    npu_status st = vw_render_surface(m, o, &sfv, d);
-    if (st)
-        return st;
-    SDL_Surface *sf = sfv;
-    /* written next to the target and renamed, as every output file */
     char tmp[4200];
+    npu_status st = NPU_OK;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", png, (long)getpid());
     if (IMG_SavePNG(sf, tmp) != 0) {
         st = npu_errf(d, NPU_EIO, "npuview: cannot write %s: %s", png, IMG_GetError());
@@ -114,8 +111,72 @@ npu_status vw_screenshot(const vw_model *m, const vw_shot_opts *o, const char *p
         st = npu_errf(d, NPU_EIO, "npuview: cannot rename %s to %s", tmp, png);
         remove(tmp);
     }
+    return st;
+}
+
+npu_status vw_screenshot(const vw_model *m, const vw_shot_opts *o, const char *png, npu_diag *d)
+{
+    void *sfv = NULL;
+    npu_status st = vw_render_surface(m, o, &sfv, d);
+    if (st)
+        return st;
+    SDL_Surface *sf = sfv;
+    st = save_png(sf, png, d);
     SDL_FreeSurface(sf);
     return st;
+}
+
+/* ---- a scripted window ($NPUVIEW_SCRIPT), for tests of the real window
+ * under Xvfb or SDL's offscreen driver: steps separated by ';', one after
+ * each drawn frame: "key:NAME" presses and releases a key (SDL's key names:
+ * k, 2, Tab, Escape...), "shot:FILE.png" saves the frame the window shows
+ * (the renderer's pixels, read back before it is presented), "quit" ends
+ * the session (as does the end of the script). The events go through the
+ * window's own event loop, as a user's would. */
+static npu_status script_step(const char **pos, SDL_Renderer *ren, int dw, int dh, vw_view *v, npu_diag *d)
+{
+    const char *p = *pos, *end = strchr(p, ';');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    *pos = end ? end + 1 : p + n;
+    char step[1024];
+    if (n >= sizeof step)
+        return npu_errf(d, NPU_EINVAL, "npuview: NPUVIEW_SCRIPT: a step of %zu bytes", n);
+    memcpy(step, p, n);
+    step[n] = 0;
+    if (!strncmp(step, "key:", 4)) {
+        SDL_Keycode k = SDL_GetKeyFromName(step + 4);
+        if (k == SDLK_UNKNOWN)
+            return npu_errf(d, NPU_EINVAL, "npuview: NPUVIEW_SCRIPT: no key named '%s'", step + 4);
+        SDL_Event e;
+        memset(&e, 0, sizeof e);
+        e.type = SDL_KEYDOWN;
+        e.key.state = SDL_PRESSED;
+        e.key.keysym.sym = k;
+        e.key.keysym.scancode = SDL_GetScancodeFromKey(k);
+        SDL_PushEvent(&e);
+        e.type = SDL_KEYUP;
+        e.key.state = SDL_RELEASED;
+        SDL_PushEvent(&e);
+    } else if (!strncmp(step, "shot:", 5)) {
+        SDL_Surface *sf = SDL_CreateRGBSurfaceWithFormat(0, dw, dh, 32, SDL_PIXELFORMAT_RGBA32);
+        if (!sf)
+            return npu_errf(d, NPU_ENOMEM, "npuview: cannot create a %dx%d surface", dw, dh);
+        npu_status st = SDL_RenderReadPixels(ren, NULL, SDL_PIXELFORMAT_RGBA32, sf->pixels, sf->pitch) != 0
+                        ? npu_errf(d, NPU_EIO, "npuview: cannot read the window back: %s", SDL_GetError())
+                        : save_png(sf, step + 5, d);
+        SDL_FreeSurface(sf);
+        if (!st && !**pos)
+            v->quit = 1;
+        return st;
+    } else if (!strcmp(step, "quit")) {
+        v->quit = 1;
+    } else if (*step) {
+        return npu_errf(d, NPU_EINVAL, "npuview: NPUVIEW_SCRIPT: unknown step '%s' (key:NAME, shot:FILE, quit)",
+                        step);
+    }
+    if (!**pos)
+        v->quit = 1;
+    return NPU_OK;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -376,22 +437,29 @@ npu_status vw_run_window(const vw_model *m, const vw_shot_opts *o, npu_diag *d)
     vw_backend_textm(b, &v.tm);
     SDL_StartTextInput();
     vw_cmds cl = {0};
-    while (!v.quit) {
+    const char *script = getenv("NPUVIEW_SCRIPT");
+    int first = 1;
+    while (!v.quit && !st) {
         SDL_Event e;
-        if (!SDL_WaitEventTimeout(&e, 100))
+        int have = first || script ? SDL_PollEvent(&e) : SDL_WaitEventTimeout(&e, 100);
+        if (!have && !first && !script)
             continue;
-        do {
+        first = 0;
+        while (have) {
             if (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
                 SDL_GetRendererOutputSize(ren, &dw, &dh);
                 vw_view_resize(&v, dw, dh, v.scale);
-                continue;
+            } else {
+                vw_handle_event(&v, &e);
             }
-            vw_handle_event(&v, &e);
-        } while (SDL_PollEvent(&e));
+            have = SDL_PollEvent(&e);
+        }
         vw_draw(&v, &cl);
         SDL_SetRenderDrawColor(ren, 0, 0, 0, 255);
         SDL_RenderClear(ren);
         vw_backend_draw(b, &cl);
+        if (script && !v.quit)
+            st = script_step(&script, ren, dw, dh, &v, d);
         SDL_RenderPresent(ren);
     }
     SDL_StopTextInput();

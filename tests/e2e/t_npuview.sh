@@ -82,4 +82,32 @@ grep -q "expected linear or log" "$tmp/err" || fail "--heat message"
 "$V" --screenshot "$tmp/hl.png" --heat log "$tmp/s.npt" 2>/dev/null || fail "--heat log"
 "$V" --frobnicate "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "unknown option"
 "$V" --help | grep -q -- "--screenshot" || fail "--help"
+
+# the real window, driven through its own event loop ($NPUVIEW_SCRIPT):
+# SDL's offscreen driver, and an X server (Xvfb) when xvfb-run is here.
+# It starts on the options' tab; K moves the hotspot grouping on, 1 goes to
+# the timeline; every step's frame is the window's, read back
+window() {  # DRIVER PREFIX [xvfb-run ...]
+    drv=$1 pre=$2
+    shift 2
+    # (leak checking off here: a real window makes SDL dlopen the video
+    # and GL libraries, whose own allocations LSan reports from modules
+    # already unloaded at exit; npuview's code is leak-checked by the
+    # --screenshot, --report and test-viewer runs)
+    "$@" env ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" SDL_VIDEODRIVER="$drv" NPUVIEW_SCRIPT="shot:$pre.a.png;key:k;shot:$pre.b.png;key:1;shot:$pre.c.png" \
+        "$V" --view hotspots --group pcs "$tmp/s.npt" 2>"$tmp/err" || { cat "$tmp/err"; fail "window ($drv)"; }
+    for f in a b c; do
+        [ "$(png_size "$pre.$f.png")" = "1280 800" ] || fail "window ($drv) $f: size $(png_size "$pre.$f.png")"
+    done
+    ! cmp -s "$pre.a.png" "$pre.b.png" || fail "window ($drv): K changed nothing"
+    ! cmp -s "$pre.b.png" "$pre.c.png" || fail "window ($drv): 1 changed nothing"
+}
+window offscreen "$tmp/wo"
+if command -v xvfb-run >/dev/null 2>&1; then
+    window x11 "$tmp/wx" timeout 60 xvfb-run -a -s "-screen 0 1400x900x24"
+else
+    echo "xvfb-run not found: the X11 window case is skipped"
+fi
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" NPUVIEW_SCRIPT="jump:3" SDL_VIDEODRIVER=offscreen "$V" "$tmp/s.npt" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "unknown step 'jump:3'" "$tmp/err" || fail "a bad script step: $(cat "$tmp/err")"
 echo "t_npuview: ok"
