@@ -126,16 +126,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         vw_view_free(&v);
     }
-    /* npuview --report: every grouping and format, the whole run and a range */
-    for (int k = 0; k < VW_HK__N; k++)
-        for (int f = 0; f <= VW_RF_JSON; f++) {
-            vw_report_opts ro = { .key = (vw_hkey)k, .sort_col = (k + f) % 5, .top = (size_t)f * 3, .has_range = f == 1, .r0 = 10, .r1 = 500, .fmt = (vw_rfmt)f, .trace = "fuzz", .core = f == 2 ? 0 : -1 };
-            npu_buf b = { 0 };
-            vw_report(&md, &ro, &b, &d);
-            npu_buf_free(&b);
-            vw_report_diff(&md, &md, &ro, "base", &b, &d);   /* a run against itself */
-            npu_buf_free(&b);
-        }
+    /* npuview --report and --diff: every grouping, in a format, order, range
+     * and core the input picks (every combination over a run of inputs:
+     * all of them for each input slowed the target to a third) */
+    for (int k = 0; k < VW_HK__N; k++) {
+        int f = (int)((size + (size_t)k) % 3), sc = (int)((size / 3 + (size_t)k) % 5);
+        vw_report_opts ro = { .key = (vw_hkey)k, .sort_col = sc, .top = (size_t)f * 3, .has_range = f == 1,
+                              .r0 = 10, .r1 = 500, .fmt = (vw_rfmt)f, .trace = "fuzz",
+                              .core = size % 4 == 0 ? 0 : -1 };
+        npu_buf b = { 0 };
+        vw_report(&md, &ro, &b, &d);
+        npu_buf_free(&b);
+        vw_report_diff(&md, &md, &ro, "base", &b, &d);   /* a run against itself */
+        npu_buf_free(&b);
+    }
     vw_model_free(&md);
     return 0;
 }
