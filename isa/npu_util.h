@@ -75,6 +75,9 @@ struct cJSON;
  * which every config, launch and memory file reader refuses. */
 int npu_json_dup_key(const struct cJSON *obj, const struct cJSON *item);
 
+/* The release of npusim, npuview and libnpusim (--version). */
+#define NPU_VERSION "0.1.0"
+
 /* Levenshtein distance of two names (SIZE_MAX past 127 bytes). */
 size_t npu_edit_distance(const char *a, const char *b);
 /* A hint for a mistyped name among n candidates, into buf: " (did you

@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "  --diff BASE.npt          the report of trace.npt against BASE.npt, row by\n"
             "                           row (as perf diff): base and new cycles, the change\n"
             "  --top N                  the report's first N rows only (default all)\n"
-            "  -h, --help               this text\n"
+            "  -h, --help, --version    this text; the version\n"
             "loading a trace that takes over 2 s shows its progress on stderr on a terminal\n"
             "(NPUSIM_PROGRESS=0 never, 1 also in a pipe)\n"
             "exit status: 0 ok; 2 a file that is not a viewable trace, a bad option, or a\n"
@@ -112,6 +112,9 @@ int main(int argc, char **argv)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("npuview %s\n", NPU_VERSION);
             return 0;
         } else if (!strcmp(a, "--bench")) {
             bench = 1;

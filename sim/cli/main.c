@@ -11,9 +11,6 @@
 #include "traces/trace.h"
 #include "sim/npusim.h"
 
-#ifndef NPUSIM_VERSION
-#define NPUSIM_VERSION "0.1.0"
-#endif
 
 typedef int (*cmd_fn)(int argc, char **argv);
 typedef struct cmd { const char *name; cmd_fn fn; const char *summary; } cmd;
@@ -58,7 +55,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
-        printf("npusim %s\n", NPUSIM_VERSION);
+        printf("npusim %s\n", NPU_VERSION);
         return 0;
     }
     if (!strcmp(a, "help")) {

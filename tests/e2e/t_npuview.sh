@@ -82,6 +82,7 @@ grep -q "expected linear or log" "$tmp/err" || fail "--heat message"
 "$V" --screenshot "$tmp/hl.png" --heat log "$tmp/s.npt" 2>/dev/null || fail "--heat log"
 "$V" --frobnicate "$tmp/s.npt" 2>/dev/null; [ $? -eq 2 ] || fail "unknown option"
 "$V" --help | grep -q -- "--screenshot" || fail "--help"
+[ "$("$V" --version)" = "npuview $("$NPU_BUILD/bin/npusim" --version | cut -d' ' -f2)" ] || fail "--version: $("$V" --version)"
 
 # the real window, driven through its own event loop ($NPUVIEW_SCRIPT):
 # SDL's offscreen driver, and an X server (Xvfb) when xvfb-run is here.
