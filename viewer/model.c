@@ -450,6 +450,7 @@ static int32_t *fmap_slot(fmap *f, uint64_t k, int add)
 }
 
 static int build_sums(vw_model *m);
+static int collect_pipe_pcs(vw_model *m);
 static void sums_free(vw_sums *u);
 static void lod_free(vw_lod *lod);
 
@@ -794,7 +795,7 @@ npu_status vw_model_load_reader(vw_model *m, trc_reader *r, npu_diag *d)
     }
     /* prefix arrays, stall totals, summaries, levels of detail and grids:
      * per core, on two threads */
-    if (build_sums(m))
+    if (build_sums(m) || collect_pipe_pcs(m))
         goto oom;
     /* per-counter totals: each unit's last (cumulative) sample */
     for (size_t key = 0; key < nlast && m->nctr; key++)
@@ -862,6 +863,7 @@ void vw_model_free(vw_model *m)
     npu_free(m->tracks);
     npu_free(m->ugrid);
     npu_free(m->mgrid);
+    npu_free(m->pipe_pcs);
     npu_free(m->flows);
     for (size_t i = 0; i < m->nctr; i++)
         npu_free(m->ctr[i].bin);
@@ -1424,6 +1426,55 @@ static void *sums_worker(void *arg)
 
 /* The summaries, levels of detail and busy grids of every track, on two
  * threads (the cores alternate). */
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* m->pipe_pcs from the leaves of every track but S (after build_sums) */
+static int collect_pipe_pcs(vw_model *m)
+{
+    size_t n = 0;
+    for (uint32_t c = 0; c < m->ncores; c++)
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            if (p != TRC_PIPE_S)
+                n += vw_track_at(m, c, p)->sb.nleaf;
+    uint32_t *a = npu_malloc((n ? n : 1) * sizeof *a);
+    if (!a)
+        return -1;
+    size_t k = 0;
+    for (uint32_t c = 0; c < m->ncores; c++)
+        for (unsigned p = 0; p < TRC_NPIPES; p++)
+            if (p != TRC_PIPE_S) {
+                const vw_sums *u = &vw_track_at(m, c, p)->sb;
+                for (uint32_t l = 0; l < u->nleaf; l++)
+                    a[k++] = u->leaf[l].pc;
+            }
+    if (k > 1)
+        qsort(a, k, sizeof *a, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || a[u - 1] != a[i])
+            a[u++] = a[i];
+    m->pipe_pcs = a;
+    m->npipe_pcs = u;
+    return 0;
+}
+
+static int is_pipe_pc(const vw_model *m, uint32_t pc)
+{
+    size_t lo = 0, hi = m->npipe_pcs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->pipe_pcs[mid] < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->npipe_pcs && m->pipe_pcs[lo] == pc;
+}
+
 static int build_sums(vw_model *m)
 {
     /* the grid: at least 64 cycles a cell, at most 128 K cells a core and
@@ -1729,8 +1780,11 @@ static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint
         h->t->total_stall += w;
     } else {
         r->busy += w;
-        r->count += c;
         h->t->total_busy += w;
+        /* an instruction counts once, on its pipe: its dispatch slot on S
+         * is busy cycles of S, not another instruction */
+        if (pipe != TRC_PIPE_S || !is_pipe_pc(h->m, l->pc))
+            r->count += c;
         if (h->key == VW_HK_PC)
             r->pipe = pipe | (unsigned)l->op << 8;
     }

@@ -64,10 +64,10 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
         e |= npu_buf_printf(b, "# core %d only (--core)\n", o->core);
     e |= npu_buf_printf(b, "# rows: %s, sorted by %s; busy and stall are pipe cycles summed over pipes and cores\n",
                         group_names[o->key], sort_names[o->sort_col]);
-    e |= npu_buf_printf(b, "# busy %" PRIu64 " cycles in %" PRIu64 " boxes; stall %" PRIu64 " cycles\n",
+    e |= npu_buf_printf(b, "# busy %" PRIu64 " cycles in %" PRIu64 " instructions; stall %" PRIu64 " cycles\n",
                         t->total_busy, count, t->total_stall);
-    e |= npu_buf_printf(b, "# count: boxes; an instruction of a pipe other than S is a box on S, where it "
-                           "issues, and one on its pipe\n");
+    e |= npu_buf_printf(b, "# count: instructions run; one of a pipe other than S counts on its pipe, its "
+                           "dispatch slot on S adds busy cycles only\n");
     if (!o->has_range && o->core < 0) {
         uint64_t all = 0;
         for (unsigned s = 0; s < VW_CAUSE_SLOTS; s++)

@@ -164,6 +164,10 @@ typedef struct vw_model {
     uint32_t grid_shift;
     size_t ngrid;
     uint64_t *ugrid, *mgrid;
+    /* pcs of the instructions that ran on a pipe other than S, sorted: their
+     * boxes on S are dispatch slots, not instructions (vw_hotspots counts
+     * an instruction once, on its pipe) */
+    uint32_t *pipe_pcs; size_t npipe_pcs;
     uint64_t pipe_stall[TRC_NPIPES];    /* stall cycles per pipe, all cores */
     uint64_t cause_stall[VW_CAUSE_SLOTS];   /* by cause slot (vw_cause_slot) */
     /* CPU seconds of the load's parts: the decoding thread (the reader's

@@ -3,8 +3,8 @@
 # default machine, causal attention on 2 small cores: every pipe), for
 # every grouping:
 # - the busy total is the sum of the engine's pipe.*.busy_cycles (npusim
-#   stat) and of the rows; the count is the trace's instruction boxes (CSV
-#   export); the stall total is the trace's stall cycles, and each pc's
+#   stat) and of the rows; the count is the instructions run (stat's insns:
+#   the trace's INSN events less the dispatch slots on S); the stall total is the trace's stall cycles, and each pc's
 #   stalls are those of the instruction that waited (recomputed from the
 #   trace); pcs rows name their pipe as the trace does;
 # - text, CSV and JSON list the same rows in the same order; --top cuts,
@@ -29,6 +29,7 @@ for k in g24 att; do
     "$NPUSIM" stat --json -A -e 'pipe.*.busy_cycles' "$tmp/$k/launch.json" > "$tmp/$k.stat.json" 2>/dev/null ||
         fail "stat $k"
     "$NPUSIM" trace export --format csv "$tmp/$k.npt" -o "$tmp/$k.csv" || fail "csv $k"
+    "$NPUSIM" stat --json -e insns "$tmp/$k/launch.json" > "$tmp/$k.insns.json" 2>/dev/null || fail "stat insns $k"
     for g in functions labels pcs opcodes; do
         # no display: a report opens no window and needs no video driver
         env -u DISPLAY -u WAYLAND_DISPLAY SDL_VIDEODRIVER=none "$V" --report --format json --group $g \
@@ -60,7 +61,11 @@ d, k = sys.argv[1], sys.argv[2]
 stat = json.load(open(f"{d}/{k}.stat.json"))["events"]
 busy = sum(v["value"] for n, v in stat.items() if n.endswith(".busy_cycles"))
 rows = list(csv.DictReader(open(f"{d}/{k}.csv")))
-boxes = sum(1 for r in rows if r["kind"] == "insn")
+# instructions: the trace's INSN events less the dispatch slots on S (flag 1), = stat's insns
+boxes = sum(1 for r in rows if r["kind"] == "insn" and not int(r["flags"]) & 1)
+insns = json.load(open(f"{d}/{k}.insns.json"))["events"]["insns"]["value"]
+if boxes != insns:
+    bad.append(("trace instructions", boxes, "stat insns", insns))
 stalls = sum(int(r["end"]) - int(r["start"]) for r in rows if r["kind"] == "stall")
 pipe_of = {}
 for r in rows:
