@@ -1777,6 +1777,7 @@ static int hot_leaf(void *ctx, unsigned pipe, const vw_leaf *l, uint64_t w, uint
         r->pipe = pipe;
     if (h->st) {
         r->stall += w;
+        r->stall_by[vw_cause_slot(l->op)] += w;
         h->t->total_stall += w;
     } else {
         r->busy += w;

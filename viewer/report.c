@@ -38,6 +38,20 @@ static double pct(uint64_t a, uint64_t b)
     return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The row's main stall cause and its share of the row's stall cycles
+ * ("queue_full 100%"), or "" without stalls */
+static void top_cause(const vw_model *m, const vw_hrow *r, char *buf, size_t n)
+{
+    unsigned best = 0;
+    for (unsigned s = 1; s < VW_CAUSE_SLOTS; s++)
+        if (r->stall_by[s] > r->stall_by[best])
+            best = s;
+    if (!r->stall)
+        snprintf(buf, n, "%s", "");
+    else
+        snprintf(buf, n, "%s %.0f%%", vw_cause_name(m, vw_slot_cause(best)), pct(r->stall_by[best], r->stall));
+}
+
 /* CSV field: quoted when it holds a comma, a quote or a line break */
 static int csv_field(npu_buf *b, const char *s)
 {
@@ -87,7 +101,7 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
     if (!t->n)
         return e | npu_buf_printf(b, "# no instruction ran in this range\n");
     int pcs = o->key == VW_HK_PC;
-    e |= npu_buf_printf(b, "#\n#  busy %%  stall %%          busy         stall       count  %s%s\n",
+    e |= npu_buf_printf(b, "#\n#  busy %%  stall %%          busy         stall       count  stalled on       %s%s\n",
                         pcs ? "pc       pipe  " : "", col_names[o->key]);
     char name[1024];
     const trc_symbol *cur = NULL;
@@ -104,9 +118,11 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
             cur = h;
         }
         full_name(m, o->key, r, name, sizeof name);
-        e |= npu_buf_printf(b, "  %7.2f  %7.2f  %12" PRIu64 "  %12" PRIu64 "  %10" PRIu64 "  ",
+        char cause[48];
+        top_cause(m, r, cause, sizeof cause);
+        e |= npu_buf_printf(b, "  %7.2f  %7.2f  %12" PRIu64 "  %12" PRIu64 "  %10" PRIu64 "  %-15s  ",
                             pct(r->busy, t->total_busy), pct(r->stall, t->total_stall), r->busy, r->stall,
-                            r->count);
+                            r->count, cause);
         if (pcs)
             e |= npu_buf_printf(b, "0x%05" PRIx64 "  %-4s  ", r->key, trc_pipe_name(r->pipe & 0xFF));
         e |= npu_buf_printf(b, "%s\n", name);
@@ -117,7 +133,7 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
 static int csv_report(const vw_model *m, const vw_report_opts *o, const vw_table *t, size_t rows, npu_buf *b)
 {
     int pcs = o->key == VW_HK_PC;
-    int e = npu_buf_printf(b, "%s,name,%scount,busy,stall,busy_pct,stall_pct\n",
+    int e = npu_buf_printf(b, "%s,name,%scount,busy,stall,busy_pct,stall_pct,stalled_on\n",
                            o->key == VW_HK_OPCODE ? "opcode" : pcs ? "pc" : "address", pcs ? "pipe," : "");
     char name[1024];
     for (size_t i = 0; i < rows && !e; i++) {
@@ -132,8 +148,10 @@ static int csv_report(const vw_model *m, const vw_report_opts *o, const vw_table
         e |= csv_field(b, name);
         if (pcs)
             e |= npu_buf_printf(b, ",%s", trc_pipe_name(r->pipe & 0xFF));
-        e |= npu_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f\n", r->count, r->busy, r->stall,
-                            pct(r->busy, t->total_busy), pct(r->stall, t->total_stall));
+        char cause[48];
+        top_cause(m, r, cause, sizeof cause);
+        e |= npu_buf_printf(b, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%s\n", r->count, r->busy, r->stall,
+                            pct(r->busy, t->total_busy), pct(r->stall, t->total_stall), cause);
     }
     return e;
 }
@@ -182,6 +200,11 @@ static int json_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
         e |= !cJSON_AddNumberToObject(x, "count", (double)r->count);
         e |= !cJSON_AddNumberToObject(x, "busy", (double)r->busy);
         e |= !cJSON_AddNumberToObject(x, "stall", (double)r->stall);
+        cJSON *bc = cJSON_AddObjectToObject(x, "stall_by_cause");
+        e |= !bc;
+        for (unsigned sl = 0; bc && sl < VW_CAUSE_SLOTS; sl++)
+            if (r->stall_by[sl])
+                e |= !cJSON_AddNumberToObject(bc, vw_cause_name(m, vw_slot_cause(sl)), (double)r->stall_by[sl]);
     }
     char *s = e ? NULL : cJSON_Print(j);
     cJSON_Delete(j);

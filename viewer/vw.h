@@ -265,6 +265,7 @@ typedef struct vw_hrow {
     char name[64];
     uint64_t key, count, busy, stall;
     unsigned pipe;      /* for per-pipe rows */
+    uint64_t stall_by[VW_CAUSE_SLOTS];  /* stall by cause slot (vw_cause_slot), hotspots only */
 } vw_hrow;
 typedef struct vw_table { vw_hrow *row; size_t n, cap; uint64_t total_busy, total_stall; } vw_table;
 /* Hotspots over [t0, t1): one row per function / label / pc / opcode.

@@ -82,6 +82,10 @@ for g in ("functions", "labels", "pcs", "opcodes"):
         bad.append((g, "count", j["total_count"], boxes))
     if j["total_stall"] != stalls or sum(r["stall"] for r in j["rows"]) != stalls:
         bad.append((g, "stall", j["total_stall"], stalls))
+    for r in j["rows"]:
+        if sum(r["stall_by_cause"].values()) != r["stall"]:
+            bad.append((g, "stall_by_cause", r["name"], r["stall_by_cause"], r["stall"]))
+            break
     b = [r["busy"] for r in j["rows"]]
     if b != sorted(b, reverse=True):
         bad.append((g, "not sorted by busy"))
@@ -147,7 +151,7 @@ for c in range(ncores):
 # --sort addr on pcs: program order, every executed pc once, a heading
 # ("# label:") before the first pc of each label that ran
 ann = [l for l in open(f"{d}/{k}.annotate.txt")]
-pcs_in_order = [int(l.split()[5], 16) for l in ann if not l.startswith("#")]
+pcs_in_order = [int(next(w for w in l.split() if w.startswith("0x")), 16) for l in ann if not l.startswith("#")]
 if pcs_in_order != sorted(pcs_in_order) or len(pcs_in_order) != json.load(open(f"{d}/{k}.pcs.json"))["rows_total"]:
     bad.append(("annotate: not in program order", pcs_in_order[:5]))
 heads = [l[2:].rstrip(":\n") for l in ann if l.startswith("# ") and l.rstrip().endswith(":")]

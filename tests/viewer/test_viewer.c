@@ -340,10 +340,12 @@ START_TEST(t_report)
     ck_assert_msg(strstr(txt, "# npuview report of r.npt: k on 2 cores, cycles 0 to 75 (the whole run)\n") != NULL, "%s", txt);
     ck_assert_msg(strstr(txt, "# busy 100 cycles in 3 instructions; stall 15 cycles\n") != NULL, "%s", txt);
     ck_assert_msg(strstr(txt, "# stall by cause: memory 100.0 %\n") != NULL, "%s", txt);
-    const char *r1 = strstr(txt, "    75.00     0.00            75             0           1  .Lan_inner_loop_label"
-                                 "_whose_name_is_longer_than_the_hotspot_tab_keeps\n");
-    const char *r2 = strstr(txt, "    21.00   100.00            21            15           1  .Lloop\n");   /* vadd once: its S slot is busy only */
-    const char *r3 = strstr(txt, "     4.00     0.00             4             0           1  main (before its first label)\n");
+    const char *r1 = strstr(txt, "    75.00     0.00            75             0           1                   "
+                                 ".Lan_inner_loop_label_whose_name_is_longer_than_the_hotspot_tab_keeps\n");
+    /* vadd once (its S slot is busy only); its stall's cause */
+    const char *r2 = strstr(txt, "    21.00   100.00            21            15           1  memory 100%      .Lloop\n");
+    const char *r3 = strstr(txt, "     4.00     0.00             4             0           1                   "
+                                 "main (before its first label)\n");
     ck_assert_msg(r1 && r2 && r3 && r1 < r2 && r2 < r3, "%s", txt);
     npu_buf_free(&b);
 
@@ -352,9 +354,9 @@ START_TEST(t_report)
     ck_assert_msg(vw_report(&m, &o, &b, &d) == NPU_OK, "%s", d.msg);
     ck_assert_int_eq(npu_buf_append(&b, "", 1), 0);
     ck_assert_str_eq((const char *)b.data,
-                     "pc,name,pipe,count,busy,stall,busy_pct,stall_pct\n"
-                     "0x140,\"vadd v0, v1, v2, 8\",V,1,21,15,21.0000,100.0000\n"
-                     "0x100,nop,S,1,4,0,4.0000,0.0000\n");   /* ties: lower pc first */
+                     "pc,name,pipe,count,busy,stall,busy_pct,stall_pct,stalled_on\n"
+                     "0x140,\"vadd v0, v1, v2, 8\",V,1,21,15,21.0000,100.0000,memory 100%\n"
+                     "0x100,nop,S,1,4,0,4.0000,0.0000,\n");   /* ties: lower pc first */
     npu_buf_free(&b);
 
     /* JSON by opcode over [0, 10): every box overlapping it counts */
