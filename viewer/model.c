@@ -1718,6 +1718,15 @@ void vw_flame_free(vw_flame *f)
     f->stalls = st;
 }
 
+unsigned vw_hrow_top_cause(const vw_hrow *r)
+{
+    unsigned best = 0;
+    for (unsigned s = 1; s < VW_CAUSE_SLOTS; s++)
+        if (r->stall_by[s] > r->stall_by[best])
+            best = s;
+    return best;
+}
+
 void vw_table_free(vw_table *t)
 {
     npu_free(t->row);

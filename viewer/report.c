@@ -42,10 +42,7 @@ static double pct(uint64_t a, uint64_t b)
  * ("queue_full 100%"), or "" without stalls */
 static void top_cause(const vw_model *m, const vw_hrow *r, char *buf, size_t n)
 {
-    unsigned best = 0;
-    for (unsigned s = 1; s < VW_CAUSE_SLOTS; s++)
-        if (r->stall_by[s] > r->stall_by[best])
-            best = s;
+    unsigned best = vw_hrow_top_cause(r);
     if (!r->stall)
         snprintf(buf, n, "%s", "");
     else

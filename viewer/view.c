@@ -1716,6 +1716,11 @@ static void draw_hotspots(vw_view *v, vw_cmds *o)
         vw_rect(o, cx[3] * v->w + S(v, 2), ry + 1, (float)(ps / 100 * bw), lh - 2, 0xC8625E50);
         snprintf(b, sizeof b, "%s  %.1f%%", sz, ps);
         vw_text(o, cx[3] * v->w + S(v, 4), ry + S(v, 1), VW_FONT_MONO, C_TEXT, b);
+        if (r->stall) {   /* the row's main stall cause, dim, after its share */
+            int tw = v->tm.width ? v->tm.width(v->tm.ctx, VW_FONT_MONO, b) : (int)(strlen(b) * 0.6f * line_h(v, VW_FONT_MONO));
+            vw_text(o, cx[3] * v->w + S(v, 4) + (float)tw + S(v, 10), ry + S(v, 1), VW_FONT_MONO, C_DIM,
+                    vw_cause_name(v->m, vw_slot_cause(vw_hrow_top_cause(r))));
+        }
         ry += lh;
     }
 }

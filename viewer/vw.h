@@ -268,6 +268,8 @@ typedef struct vw_hrow {
     uint64_t stall_by[VW_CAUSE_SLOTS];  /* stall by cause slot (vw_cause_slot), hotspots only */
 } vw_hrow;
 typedef struct vw_table { vw_hrow *row; size_t n, cap; uint64_t total_busy, total_stall; } vw_table;
+/* The cause slot with the most of the row's stall cycles (0 without stalls) */
+unsigned vw_hrow_top_cause(const vw_hrow *r);
 /* Hotspots over [t0, t1): one row per function / label / pc / opcode.
  * sort_col: 0 name, 1 count, 2 busy, 3 stall (descending except name), 4 address
  * (the key, ascending: program order for pcs and symbols). */
