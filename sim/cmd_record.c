@@ -174,6 +174,9 @@ int sim_cmd_record(int argc, char **argv)
                l.kernel, res.run ? "stopped after " : "", npu_sim_cycles(s), s->ncores,
                s->ncores == 1 ? "" : "s", out, res.events, ninsn, res.dispatch_events, size,
                res.insn_events ? (double)size / (double)res.insn_events : 0.0);
+        /* what to do with it next, as perf record points to perf report */
+        printf("  read it: npuview %s (window), npuview --report %s (hotspots), "
+               "npusim trace export --format chrome %s -o OUT.json (Perfetto)\n", out, out, out);
     }
     rc = res.run ? 1 : 0;
 done:

@@ -115,6 +115,8 @@ for g in g24 g2 sm att; do
     "$NPUSIM" record -o "$tmp/$g.npt" -I 500 "$tmp/$g/launch.json" > "$tmp/rec.log" 2>&1 ||
         { cat "$tmp/rec.log"; fail "record $g"; }
     grep -q "bytes per instruction event" "$tmp/rec.log" || fail "record $g: no summary"
+    grep -q "read it: npuview $tmp/$g.npt (window), npuview --report $tmp/$g.npt" "$tmp/rec.log" ||
+        fail "record $g: no pointer to the viewer and the report"
     "$NPUSIM" stat --json -A -e "insns,pipe.*.busy_cycles,pipe.*.insns,gm.read_bytes,gm.write_bytes,l2.hits,l2.misses,l2.bytes,hbm.bytes_read,hbm.bytes_written" "$tmp/$g/launch.json" > "$tmp/$g.stat.json" || fail "stat $g"
     compare "$g" "$tmp/$g.npt" "$tmp/$g.stat.json" instr
     "$NPUSIM" trace info "$tmp/$g.npt" > "$tmp/info.log" || fail "trace info $g"
