@@ -108,12 +108,14 @@ static void own_stall(owners *o, const trc_event *e, own_emit fn, void *ctx)
     t->pend[t->npend++] = *e;
 }
 
-/* The stalls no instruction followed, in track order; frees o. */
+/* The stalls no instruction followed, in track order: the track's last
+ * instruction's (what the pipe did before it waited to the end), none on a
+ * track without any; frees o. */
 static void own_finish(owners *o, own_emit fn, void *ctx)
 {
     for (size_t i = 0; i < o->n; i++) {
         for (size_t k = 0; fn && k < o->t[i].npend; k++)
-            fn(ctx, &o->t[i].pend[k], NULL);
+            fn(ctx, &o->t[i].pend[k], o->t[i].has ? &o->t[i].pc : NULL);
         npu_free(o->t[i].pend);
     }
     npu_free(o->t);

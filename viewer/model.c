@@ -1382,7 +1382,8 @@ static void grid_add(uint64_t *g, size_t ngrid, uint32_t shift, const vw_box *a,
  * next box to start (the instruction that waited: a wait_flag, or on S the
  * dispatch of an instruction whose pipe's queue was full). At load a
  * stall only knows the core's last instruction, often a branch on another
- * pipe; it keeps that one when nothing follows on its track. Both arrays
+ * pipe; when nothing follows on its track it gets the track's last
+ * instruction, and keeps the core's only on a track without any. Both arrays
  * are sorted by start, and a pipe's boxes follow one another, so one
  * forward pass serves all the track's stalls. */
 static void stall_owners(vw_track *t)
@@ -1392,10 +1393,13 @@ static void stall_owners(vw_track *t)
         vw_box *s = &t->stall[k];
         while (j < t->n && t->box[j].t0 + t->box[j].dur <= s->t0)   /* ended (or ran in no time) first */
             j++;
-        if (j == t->n)
-            break;
-        s->pc = t->box[j].pc;
-        s->stack = t->box[j].stack;
+        /* nothing starts after it: the lane's last instruction (what the
+         * pipe did before it waited to the end) */
+        const vw_box *o = j < t->n ? &t->box[j] : t->n ? &t->box[t->n - 1] : NULL;
+        if (!o)
+            break;   /* no instruction on the lane at all: the core's last one */
+        s->pc = o->pc;
+        s->stack = o->stack;
     }
 }
 

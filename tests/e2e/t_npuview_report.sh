@@ -106,8 +106,9 @@ for g in ("functions", "labels", "pcs", "opcodes"):
             break
 # stalls by pc, recomputed from the trace: a stall belongs to the box of
 # its (core, pipe) that holds its start, else the next box to start after
-# the ones that ended (docs/viewer.md); a stall with no box after it is the
-# core's last instruction's, which the loader knows and this does not
+# the ones that ended, else the lane's last one (docs/viewer.md); on a lane
+# with no instruction, the core's last one, which the loader knows and this
+# does not
 boxes_of, stalls_of = {}, {}
 for r in rows:
     key = (r["core"], r["pipe"])
@@ -122,10 +123,11 @@ for key, ss in stalls_of.items():
     for s0, s1 in sorted(ss):
         while j < len(bx) and bx[j][1] <= s0:
             j += 1
-        if j == len(bx):
-            unowned += s1 - s0
+        if not bx:
+            unowned += s1 - s0      # no instruction on the lane: the core's last one (the loader's)
         else:
-            want[bx[j][2]] = want.get(bx[j][2], 0) + s1 - s0
+            o = bx[j] if j < len(bx) else bx[-1]    # nothing after it: the lane's last
+            want[o[2]] = want.get(o[2], 0) + s1 - s0
 got = {r["key"]: r["stall"] for r in json.load(open(f"{d}/{k}.pcs.json"))["rows"]}
 short = [(hex(pc), got.get(pc, 0), w) for pc, w in want.items() if got.get(pc, 0) < w]
 if short or sum(got.values()) - sum(want.values()) != unowned:

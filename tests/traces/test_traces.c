@@ -833,7 +833,8 @@ END_TEST
 /* A stall belongs to the instruction that waited (docs/traces.md): the
  * one of its core and pipe holding its start, else the next to start past
  * those already ended. Chrome gives it as the slice's "pc" and "waiting",
- * folded --stalls as the label frame; a stall nothing follows has neither. */
+ * folded --stalls as the label frame; a stall nothing follows is the lane's
+ * last instruction's, and one on a lane without any has neither. */
 START_TEST(stall_owner_exports)
 {
     make_tmpdir();
@@ -846,7 +847,8 @@ START_TEST(stall_owner_exports)
     ev_push(&b, trc_ev_stall(0, TRC_PIPE_MTE1, 1, 20, 50));               /* flag: 30 ... */
     ev_push(&b, trc_ev_insn(0, TRC_PIPE_MTE1, 0x2010, 8, 50, 50, 50, 0)); /* ... helper_body's wait */
     ev_push(&b, trc_ev_stall(0, TRC_PIPE_MTE2, 3, 60, 100));              /* inside the move: 40 */
-    ev_push(&b, trc_ev_stall(1, TRC_PIPE_V, 2, 5, 9));                    /* nothing follows: 4 */
+    ev_push(&b, trc_ev_stall(1, TRC_PIPE_V, 2, 5, 9));                    /* no instruction on the lane: 4 */
+    ev_push(&b, trc_ev_stall(0, TRC_PIPE_S, 0, 20, 26));                  /* nothing after: the lane's last, 6 */
     const char *p = tpath("own.npt");
     write_trace(p, &b);
     free(b.e);
@@ -859,7 +861,7 @@ START_TEST(stall_owner_exports)
     size_t len;
     char *txt = (char *)slurp(fp, &len);
     ck_assert_str_eq(txt, "core 0;gemm;epilogue;MTE2;mem 40\n"
-                          "core 0;gemm;tile_loop;S;queue_full 7\n"
+                          "core 0;gemm;tile_loop;S;queue_full 13\n"
                           "core 0;helper;helper_body;MTE1;wait_flag 30\n"
                           "core 1;V;bank_conflict 4\n");
     free(txt);
@@ -897,7 +899,7 @@ START_TEST(stall_owner_exports)
             }
         }
     }
-    ck_assert_int_eq(seen, 4);
+    ck_assert_int_eq(seen, 5);   /* both queue_full stalls: 0x1048, the later one as the lane's last */
     cJSON_Delete(j);
     free(txt);
     trc_close(r);
