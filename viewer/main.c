@@ -135,8 +135,7 @@ int main(int argc, char **argv)
                     return 2;
                 ro.fmt = (vw_rfmt)k;
             } else if (!strcmp(a, "--sort")) {
-                static const char *const names[5] = { "name", "count", "busy", "stall", "addr" };
-                int k = pick(a, val, names, 5);
+                int k = pick(a, val, vw_sort_names, VW_SORT__N);
                 if (k < 0)
                     return 2;
                 ro.sort_col = k;
@@ -176,8 +175,7 @@ int main(int argc, char **argv)
                     return 2;
                 o.tab = (vw_tab)k;
             } else if (!strcmp(a, "--group")) {
-                static const char *const names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
-                int k = pick(a, val, names, VW_HK__N);
+                int k = pick(a, val, vw_hkey_names, VW_HK__N);
                 if (k < 0)
                     return 2;
                 o.hkey = (vw_hkey)k;

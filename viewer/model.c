@@ -1858,6 +1858,9 @@ npu_status vw_hotspots_core(const vw_model *m, vw_hkey key, uint64_t t0, uint64_
     return NPU_OK;
 }
 
+const char *const vw_hkey_names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
+const char *const vw_sort_names[VW_SORT__N] = { "name", "count", "busy", "stall", "addr" };
+
 static int cmp_row(const void *pa, const void *pb, void *ctx)
 {
     const vw_hrow *a = pa, *b = pb;

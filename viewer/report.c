@@ -12,8 +12,6 @@
 
 #include "viewer/vw.h"
 
-static const char *const group_names[VW_HK__N] = { "functions", "labels", "pcs", "opcodes" };
-static const char *const sort_names[5] = { "name", "count", "busy", "stall", "addr" };
 static const char *const col_names[VW_HK__N] = { "function", "label", "instruction", "opcode" };
 
 /* A row's name in full: the table's names are cut to 63 bytes for the tab,
@@ -74,7 +72,7 @@ static int text_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
     if (o->core >= 0)
         e |= npu_buf_printf(b, "# core %d only (--core)\n", o->core);
     e |= npu_buf_printf(b, "# rows: %s, sorted by %s; busy and stall are pipe cycles summed over pipes and cores\n",
-                        group_names[o->key], sort_names[o->sort_col]);
+                        vw_hkey_names[o->key], vw_sort_names[o->sort_col]);
     e |= npu_buf_printf(b, "# busy %" PRIu64 " cycles in %" PRIu64 " instructions; stall %" PRIu64 " cycles\n",
                         t->total_busy, count, t->total_stall);
     e |= npu_buf_printf(b, "# count: instructions run; one of a pipe other than S counts on its pipe, its "
@@ -167,8 +165,8 @@ static int json_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
         e |= !cJSON_AddNumberToObject(j, "cores", m->ncores);
         e |= !cJSON_AddNumberToObject(j, "from", (double)t0);
         e |= !cJSON_AddNumberToObject(j, "to", (double)t1);
-        e |= !cJSON_AddStringToObject(j, "group", group_names[o->key]);
-        e |= !cJSON_AddStringToObject(j, "sort", sort_names[o->sort_col]);
+        e |= !cJSON_AddStringToObject(j, "group", vw_hkey_names[o->key]);
+        e |= !cJSON_AddStringToObject(j, "sort", vw_sort_names[o->sort_col]);
         if (o->core >= 0)
             e |= !cJSON_AddNumberToObject(j, "core", o->core);
         e |= !cJSON_AddNumberToObject(j, "total_busy", (double)t->total_busy);
@@ -212,13 +210,22 @@ static int json_report(const vw_model *m, const vw_report_opts *o, const vw_tabl
     return e;
 }
 
-npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d)
+/* The options valid for a report of m (named `name` in the message) */
+static npu_status check_opts(const vw_model *m, const vw_report_opts *o, const char *name, npu_diag *d)
 {
-    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col > 4 || (unsigned)o->fmt > VW_RF_JSON)
+    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col >= VW_SORT__N || (unsigned)o->fmt > VW_RF_JSON)
         return npu_errf(d, NPU_EINVAL, "npuview: report: bad options");
     if (o->core >= 0 && (uint32_t)o->core >= m->ncores)
-        return npu_errf(d, NPU_EINVAL, "npuview: --core %d: the trace has %" PRIu32 " core%s (0..%" PRIu32 ")",
-                        o->core, m->ncores, m->ncores == 1 ? "" : "s", m->ncores - 1);
+        return npu_errf(d, NPU_EINVAL, "npuview: --core %d: %s has %" PRIu32 " core%s (0..%" PRIu32 ")", o->core,
+                        name, m->ncores, m->ncores == 1 ? "" : "s", m->ncores - 1);
+    return NPU_OK;
+}
+
+npu_status vw_report(const vw_model *m, const vw_report_opts *o, npu_buf *out, npu_diag *d)
+{
+    npu_status st0 = check_opts(m, o, "the trace", d);
+    if (st0)
+        return st0;
     uint64_t t0 = o->has_range ? o->r0 : m->t_min, t1 = o->has_range ? o->r1 : m->t_end;
     vw_table t = { 0 };
     npu_status st = vw_hotspots_core(m, o->key, o->has_range ? o->r0 : 0, o->has_range ? o->r1 : 0, o->core, &t, d);
@@ -289,15 +296,11 @@ static void delta(char *buf, size_t n, uint64_t a, uint64_t b)
 npu_status vw_report_diff(const vw_model *base, const vw_model *m, const vw_report_opts *o, const char *base_name,
                           npu_buf *out, npu_diag *d)
 {
-    if ((unsigned)o->key >= VW_HK__N || o->sort_col < 0 || o->sort_col > 4 || (unsigned)o->fmt > VW_RF_JSON)
-        return npu_errf(d, NPU_EINVAL, "npuview: report: bad options");
-    for (int k = 0; k < 2; k++) {
-        const vw_model *x = k ? m : base;
-        if (o->core >= 0 && (uint32_t)o->core >= x->ncores)
-            return npu_errf(d, NPU_EINVAL, "npuview: --core %d: %s has %" PRIu32 " core%s (0..%" PRIu32 ")",
-                            o->core, k ? (o->trace ? o->trace : "the trace") : base_name, x->ncores,
-                            x->ncores == 1 ? "" : "s", x->ncores - 1);
-    }
+    npu_status st0 = check_opts(base, o, base_name, d);
+    if (!st0)
+        st0 = check_opts(m, o, o->trace ? o->trace : "the trace", d);
+    if (st0)
+        return st0;
     uint64_t r0 = o->has_range ? o->r0 : 0, r1 = o->has_range ? o->r1 : 0;
     vw_table ta = { 0 }, tb = { 0 };
     npu_status st = vw_hotspots_core(base, o->key, r0, r1, o->core, &ta, d);
@@ -362,7 +365,7 @@ npu_status vw_report_diff(const vw_model *base, const vw_model *m, const vw_repo
                             ta.total_stall, tb.total_stall, d3);
         e |= npu_buf_printf(out, "# rows: %s, matched by %s, sorted by %s; base -> new pipe cycles, summed over "
                                  "pipes and cores\n",
-                            group_names[o->key], bypc ? "pc" : "name", sort_names[o->sort_col]);
+                            vw_hkey_names[o->key], bypc ? "pc" : "name", vw_sort_names[o->sort_col]);
         if (shown < n)
             e |= npu_buf_printf(out, "# the first %zu of %zu rows (--top)\n", shown, n);
         e |= npu_buf_printf(out, "#\n#   busy base     busy new    Δ busy    stall base    stall new   Δ stall  %s\n",
@@ -396,8 +399,8 @@ npu_status vw_report_diff(const vw_model *base, const vw_model *m, const vw_repo
         if (!e) {
             e |= !cJSON_AddStringToObject(j, "base", base_name);
             e |= !cJSON_AddStringToObject(j, "trace", nn);
-            e |= !cJSON_AddStringToObject(j, "group", group_names[o->key]);
-            e |= !cJSON_AddStringToObject(j, "sort", sort_names[o->sort_col]);
+            e |= !cJSON_AddStringToObject(j, "group", vw_hkey_names[o->key]);
+            e |= !cJSON_AddStringToObject(j, "sort", vw_sort_names[o->sort_col]);
             if (o->core >= 0)
                 e |= !cJSON_AddNumberToObject(j, "core", o->core);
             e |= !cJSON_AddNumberToObject(j, "base_cycles", (double)(base->t_end - base->t_min));

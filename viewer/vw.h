@@ -279,6 +279,11 @@ npu_status vw_hotspots(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1,
 npu_status vw_hotspots_core(const vw_model *m, vw_hkey key, uint64_t t0, uint64_t t1, int core, vw_table *t,
                             npu_diag *d);
 void vw_table_sort(vw_table *t, int sort_col);
+/* The names of the groupings (--group) and of the sort columns (--sort),
+ * by vw_hkey and by sort_col */
+enum { VW_SORT__N = 5 };
+extern const char *const vw_hkey_names[VW_HK__N];
+extern const char *const vw_sort_names[VW_SORT__N];
 /* The range aggregate: one row per (pipe, opcode) in [t0, t1), busiest first. */
 npu_status vw_range_table(const vw_model *m, uint64_t t0, uint64_t t1, vw_table *t, npu_diag *d);
 void vw_table_free(vw_table *t);
