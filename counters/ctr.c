@@ -216,6 +216,12 @@ npu_status ctr_check(const ctr_values *cv, npu_diag *d)
 
 /* ---- selection --------------------------------------------------------- */
 
+static const char *event_name(size_t i, void *ctx)
+{
+    (void)ctx;
+    return events[i].name;
+}
+
 /* Turn on every event matching one comma-separated item list; 0 or the
  * index in list of the first item matching nothing (+1), in *bad. */
 static int select_list(ctr_sel *s, const char *list, char *bad, size_t nbad)
@@ -272,19 +278,9 @@ npu_status ctr_select(ctr_sel *s, const char *evs, const char *group, npu_diag *
         if (select_list(s, evs, bad, sizeof bad)) {
             if (!*bad)
                 return npu_errf(d, NPU_EINVAL, "-e '%s': empty event name", evs);
-            int best = -1;
-            size_t bd = 99;
-            for (int e = 0; e < CTR_EV__COUNT; e++) {
-                size_t dd = npu_edit_distance(bad, events[e].name);
-                if (dd < bd) {
-                    bd = dd;
-                    best = e;
-                }
-            }
-            if (best >= 0 && bd <= 4)
-                return npu_errf(d, NPU_EINVAL, "-e: unknown event '%s' (did you mean %s? see npusim stat --list)",
-                                bad, events[best].name);
-            return npu_errf(d, NPU_EINVAL, "-e: unknown event '%s' (see npusim stat --list)", bad);
+            char sug[256];
+            npu_suggest(bad, CTR_EV__COUNT, event_name, NULL, NULL, sug, sizeof sug);
+            return npu_errf(d, NPU_EINVAL, "-e: unknown event '%s'%s (see npusim stat --list)", bad, sug);
         }
     }
     if (!evs && !group) {

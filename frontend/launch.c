@@ -299,6 +299,11 @@ static npu_status parse_dtype_shape(launch_arg *a, const char *s, const char *ct
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
+static const char *allowed_name(size_t i, void *ctx)
+{
+    return ((const char *const *)ctx)[i];
+}
+
 /* Every member of obj must be in allowed (NULL-terminated) and appear once. */
 static npu_status check_keys(const cJSON *obj, const char *const *allowed, const char *where,
                              const char *ctx, npu_diag *d)
@@ -308,20 +313,14 @@ static npu_status check_keys(const cJSON *obj, const char *const *allowed, const
         if (npu_json_dup_key(obj, c))
             return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: duplicate key", where, ctx, *ctx ? "." : "", name);
         if (name[0] == '_') continue;  /* "_note": a comment */
+        size_t n = 0;
         int ok = 0;
-        const char *best = NULL;
-        size_t best_d = (size_t)-1;
-        for (const char *const *a = allowed; *a; a++) {
-            if (strcmp(*a, name) == 0) ok = 1;
-            size_t dd = npu_edit_distance(name, *a);
-            if (dd < best_d) best_d = dd, best = *a;
-        }
+        for (; allowed[n]; n++)
+            ok |= strcmp(allowed[n], name) == 0;
         if (!ok) {
-            if (best && best_d <= 2)
-                return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: unknown key (did you mean %s?)",
-                                where, ctx, *ctx ? "." : "", name, best);
-            return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: unknown key", where, ctx,
-                            *ctx ? "." : "", name);
+            char sug[256];
+            npu_suggest(name, n, allowed_name, (void *)allowed, NULL, sug, sizeof sug);
+            return npu_errf(d, NPU_EINVAL, "%s: %s%s%s: unknown key%s", where, ctx, *ctx ? "." : "", name, sug);
         }
     }
     return NPU_OK;
