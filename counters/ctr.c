@@ -852,9 +852,17 @@ int ctr_intervals_values_init(const ctr_intervals *iv, ctr_values *cv)
     return ctr_values_init(cv, iv->ncores, iv->mv ? iv->nslices : 0, iv->mv ? iv->nchans : 0, NULL) != NPU_OK;
 }
 
-uint64_t ctr_intervals_window(const ctr_intervals *iv, size_t k, ctr_values *cv)
+uint64_t ctr_intervals_window_len(const ctr_intervals *iv, size_t k)
 {
     uint64_t wlen = 0;
+    if (k < iv->nbins)
+        for (int c = 0; c < iv->ncores; c++)
+            wlen = NPU_MAX(wlen, iv->v[(k * CTR_EV__COUNT + CTR_EV_CYCLES) * (size_t)iv->ncores + (size_t)c]);
+    return wlen;
+}
+
+uint64_t ctr_intervals_window(const ctr_intervals *iv, size_t k, ctr_values *cv)
+{
     for (int e = 0; e < CTR_EV__COUNT; e++) {
         cv->have[e] = iv->binned[e];
         if (iv->mv && iv->mslot[e] >= 0) {
@@ -872,8 +880,7 @@ uint64_t ctr_intervals_window(const ctr_intervals *iv, size_t k, ctr_values *cv)
         for (int c = 0; c < iv->ncores; c++)
             cv->v[e][c] = iv->v[(k * CTR_EV__COUNT + (size_t)e) * (size_t)iv->ncores + (size_t)c];
     }
-    for (int c = 0; c < iv->ncores; c++)
-        wlen = NPU_MAX(wlen, cv->v[CTR_EV_CYCLES][c]);
+    uint64_t wlen = ctr_intervals_window_len(iv, k);
     cv->v[CTR_EV_CHIP_CYCLES][0] = wlen;
     cv->have[CTR_EV_CHIP_CYCLES] = 1;
     return wlen;

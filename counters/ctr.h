@@ -174,6 +174,9 @@ void ctr_intervals_add_mem_slot(ctr_intervals *iv, int ev, int slot, int inst, s
 size_t ctr_intervals_used(const ctr_intervals *iv);
 /* A ctr_values sized for iv's windows (0; 1 out of memory). */
 int ctr_intervals_values_init(const ctr_intervals *iv, ctr_values *cv);
+/* Window k's length: the most cycles a core spent in it (the last window
+ * ends with the run); it ends at k x width + that. */
+uint64_t ctr_intervals_window_len(const ctr_intervals *iv, size_t k);
 /* Window k's values into cv (from ctr_intervals_values_init): every binned
  * event's delta in the window (an L2/HBM histogram its count and sum); the
  * window's length in cycles (its chip.cycles) is returned. */

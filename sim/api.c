@@ -276,9 +276,7 @@ uint64_t npu_counters_window_end(const npu_counters *c, size_t k)
 {
     if (!c || k >= c->nwin)
         return 0;
-    /* every window but the last is whole; the last ends with the run */
-    uint64_t end = (uint64_t)(k + 1) * c->iv.width, all = ctr_get(&c->cv, CTR_EV_CHIP_CYCLES, -1);
-    return end < all ? end : all;
+    return (uint64_t)k * c->iv.width + ctr_intervals_window_len(&c->iv, k);   /* as stat -I's end cycle */
 }
 
 npu_status npu_counters_get_window(npu_counters *c, size_t k, const char *name, int inst, uint64_t *value,
