@@ -239,6 +239,17 @@ START_TEST(vector_add_perf_mode)
 }
 END_TEST
 
+/* vadd_src on 2 cores of cfg, with A and B bound and C (shape) to come */
+static npu_sim *vadd_bound(const cfg_machine *cfg, const npy_tensor *a, const npy_tensor *b, const int64_t *shape)
+{
+    npu_diag d;
+    npu_sim *s = t_sim_src_cfg(vadd_src, 2, cfg);
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "A", a, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_tensor(s, "B", b, NPU_IN, &d), NPU_OK);
+    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    return s;
+}
+
 /* npu_sim_run_counted and npu_sim_record: the counters of a timing run
  * equal a perf run's where data does not matter; with the fixed GM port the
  * memory events are not counted (NPU_EUNSUPP); a faulting kernel gives its
@@ -255,10 +266,7 @@ START_TEST(counters_and_traces)
     cfg_default(&cfg);
     for (int fixed = 0; fixed < 2; fixed++) {
         cfg.timing.memory_model = fixed ? CFG_MEM_FIXED : CFG_MEM_HBM;
-        npu_sim *s = t_sim_src_cfg(vadd_src, 2, &cfg);
-        ck_assert_int_eq(npu_sim_bind_tensor(s, "A", &a, NPU_IN, &d), NPU_OK);
-        ck_assert_int_eq(npu_sim_bind_tensor(s, "B", &b, NPU_IN, &d), NPU_OK);
-        ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+        npu_sim *s = vadd_bound(&cfg, &a, &b, shape);
         npu_counters *cp = NULL, *ct = NULL;
         ck_assert_int_eq(npu_sim_run_counted(s, NULL, &cp, &d), NPU_OK);   /* NULL: perf */
         uint64_t cyc = npu_sim_cycles(s), v = 0, w = 0;
@@ -335,8 +343,6 @@ START_TEST(counters_and_traces)
 }
 END_TEST
 
-/* npu_sim_run_checked: a fault is a finding (NPU_OK, not run to its end);
- * the result outlives the simulator; bad tool bits are refused. */
 /* npu_sim_run_counted_every: the windows of `npusim stat -I`. Each
  * binned event's windows add up to its total, per instance; window ends
  * step by the interval and the last is the run's end; the totals equal
@@ -350,10 +356,7 @@ START_TEST(counters_per_window)
     mk_f32(&b, 1, shape);
     cfg_machine cfg;
     cfg_default(&cfg);
-    npu_sim *s = t_sim_src_cfg(vadd_src, 2, &cfg);
-    ck_assert_int_eq(npu_sim_bind_tensor(s, "A", &a, NPU_IN, &d), NPU_OK);
-    ck_assert_int_eq(npu_sim_bind_tensor(s, "B", &b, NPU_IN, &d), NPU_OK);
-    ck_assert_int_eq(npu_sim_bind_output(s, "C", ISA_DT_F32, 1, shape, &d), NPU_OK);
+    npu_sim *s = vadd_bound(&cfg, &a, &b, shape);
     npu_counters *c = NULL, *t = NULL;
     ck_assert_int_eq(npu_sim_run_counted(s, NULL, &t, &d), NPU_OK);
     ck_assert_uint_eq(npu_counters_windows(t), 0);
@@ -407,6 +410,8 @@ START_TEST(counters_per_window)
 }
 END_TEST
 
+/* npu_sim_run_checked: a fault is a finding (NPU_OK, not run to its end);
+ * the result outlives the simulator; bad tool bits are refused. */
 START_TEST(checked_runs)
 {
     npu_diag d;
