@@ -429,7 +429,6 @@ static npu_status unknown_mem_key(const char *where, const char *group, const ch
     return npu_errf(d, NPU_EINVAL, "%s.%s: unknown key%s", where, key, sug);
 }
 
-
 static npu_status range_err(const mem_key *k, const char *where, npu_diag *d)
 {
     switch (k->kind) {

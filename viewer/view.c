@@ -1161,7 +1161,6 @@ static void draw_counter(vw_view *v, vw_cmds *o, const vw_counter *c, float y, f
     }
 }
 
-/* Heat colour of f in [0, 1]: dark blue, mid blue, warm yellow. */
 double vw_heat_level(double rate, double max, int log_scale)
 {
     if (!(rate > 0) || !(max > 0))
@@ -1172,6 +1171,7 @@ double vw_heat_level(double rate, double max, int log_scale)
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
+/* Heat colour of f in [0, 1]: dark blue, mid blue, warm yellow. */
 static uint32_t heat_colour(double f)
 {
     static const unsigned st[3][3] = { { 0x2D, 0x44, 0x66 }, { 0x4F, 0x8F, 0xCB }, { 0xF2, 0xD0, 0x6B } };

@@ -220,8 +220,6 @@ uint64_t vw_track_busy(const vw_track *t, uint64_t a, uint64_t b);
 /* Busy cycles of the track before x (so busy in [a, b) = to(b) - to(a));
  * *hint carries the search position between calls of increasing x. */
 uint64_t vw_track_busy_to(const vw_track *t, uint64_t x, size_t *hint);
-/* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
- * covers up to the end of the run (the last bin may be partial). */
 /* The heat maps' colour position of a rate, rate / max on the linear
  * scale; on the log scale three decades below the maximum map to 0..1
  * (log10(1000 x / max) / 3), so a row at a hundredth of the busiest
@@ -232,6 +230,8 @@ double vw_heat_rate(const vw_model *m, const vw_heat *h, uint32_t row, size_t k)
 /* The largest of those over bins ba..bz (from the pyramid: O(log^2) bins
  * read, however many a pixel spans). */
 double vw_heat_max(const vw_model *m, const vw_heat *h, uint32_t row, size_t ba, size_t bz);
+/* Counter c's rate in bin k, per cycle: its delta over the cycles the bin
+ * covers up to the end of the run (the last bin may be partial). */
 double vw_counter_rate(const vw_model *m, const vw_counter *c, size_t k);
 const char *vw_op_name(const vw_model *m, unsigned op);
 const char *vw_cause_name(const vw_model *m, unsigned cause);
