@@ -83,6 +83,14 @@ static npu_status load_model(vw_model *m, const char *trace, npu_diag *d)
     pthread_mutex_lock(&progress_mu);
     npu_tty_line_end();
     pthread_mutex_unlock(&progress_mu);
+    if (st == NPU_OK) {
+        /* damage is not an error (the intact chunks load): a warning each */
+        const trc_damage *dl;
+        size_t nd = trc_reader_damage(m->r, &dl);
+        for (size_t i = 0; i < nd && i < 5; i++)
+            fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
+                    (unsigned long long)dl[i].offset, dl[i].what);
+    }
     return st;
 }
 
@@ -245,11 +253,6 @@ int main(int argc, char **argv)
         npu_diag d = {0};
         if (load_model(&m, trace, &d) != NPU_OK)
             return load_failed(trace, &d);
-        const trc_damage *dl;
-        size_t nd = trc_reader_damage(m.r, &dl);
-        for (size_t i = 0; i < nd && i < 5; i++)
-            fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
-                    (unsigned long long)dl[i].offset, dl[i].what);
         ro.key = o.hkey;
         ro.has_range = o.has_range;
         ro.r0 = o.r0;
@@ -261,12 +264,6 @@ int main(int argc, char **argv)
         if (diff && load_model(&base, diff, &d) != NPU_OK) {
             vw_model_free(&m);
             return load_failed(diff, &d);
-        }
-        if (diff) {
-            size_t nb = trc_reader_damage(base.r, &dl);
-            for (size_t i = 0; i < nb && i < 5; i++)
-                fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", diff,
-                        (unsigned long long)dl[i].offset, dl[i].what);
         }
         if ((diff ? vw_report_diff(&base, &m, &ro, diff, &b, &d) : vw_report(&m, &ro, &b, &d)) != NPU_OK) {
             fprintf(stderr, "%s\n", d.msg);
@@ -302,11 +299,6 @@ int main(int argc, char **argv)
         if (load_model(&m, trace, &d) != NPU_OK) {
             rc = load_failed(trace, &d);
         } else {
-            const trc_damage *dl;
-            size_t nd = trc_reader_damage(m.r, &dl);
-            for (size_t i = 0; i < nd && i < 5; i++)
-                fprintf(stderr, "npuview: %s: warning: damage at byte %llu: %s\n", trace,
-                        (unsigned long long)dl[i].offset, dl[i].what);
             npu_status st = shot ? vw_screenshot(&m, &o, shot, &d) : vw_run_window(&m, &o, &d);
             if (st) {
                 fprintf(stderr, "%s\n", d.msg);
