@@ -570,7 +570,8 @@ static void on_stall(void *user, int c, int pipe, int cause, uint64_t seq, uint6
                      uint64_t start, uint64_t end)
 {
     recorder *R = user;
-    (void)pc;
+    (void)pc;   /* the stalled instruction: STALL events have no pc slot yet; readers
+                 * infer it (docs/traces.md, "Whose stall"), and agree with this one */
     rec_core *k = &R->core[c];
     if (R->wait && cause == SIM_STALL_FLAG && R->w_core == (uint32_t)c && R->w_dp == pipe &&
         R->w_eng == seq)
